@@ -10,12 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.notify.receiver import Receiver
 from tests.notify.recorder import Recorder
 from tests.servers.postgres_server import PostgresServer
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 from tests.tools.human_input.stores.store_kit import PATIENCE
 
-from roomkit.notify import Notifier
+from roomkit.notify import Notifier, Webhook
 from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.redis import RedisStore
 from roomkit.tools.human_input import HumanInputHandler
@@ -130,4 +131,78 @@ async def test_a_request_made_as_its_turn_fails_is_still_announced(tmp_path: Pat
     finally:
         other.close()
         logger.removeHandler(said)
+        logger.setLevel(level)
+
+
+class Named(logging.Handler):
+    """Sets an event once a line of the notifier's log names ``text``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.text = text
+        self.seen = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.seen.set()
+
+
+def crash(server: PostgresServer | RedisServer) -> None:
+    if isinstance(server, PostgresServer):
+        server.stop(mode="immediate")
+    else:
+        server.stop(kill=True)
+
+
+@pytest.mark.timeout(120)
+async def test_a_notice_sent_as_the_server_crashed_is_recorded_once_it_is_back(
+    server: PostgresServer | RedisServer,
+) -> None:
+    """The receiver takes a notice just as the server crashes: once the server is back the
+    delivery is marked done, neither sent again nor left held for its lease (30 s)."""
+    name = f"sent{os.urandom(4).hex()}"
+    store: PostgresStore | RedisStore
+    if isinstance(server, PostgresServer):
+        store = PostgresStore(server.dsn, schema=name, connect_timeout=1)
+    else:
+        store = RedisStore(server.url, prefix=name, timeout=1)
+    arrived, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(attempt: int) -> None:
+        arrived.set()
+        await release.wait()
+
+    logger = logging.getLogger("roomkit.notify")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        async with store, Receiver(before_reply=hold) as receiver:
+            handler = HumanInputHandler(store=store)
+            notifier = Notifier(handler, [Webhook(receiver.url, receiver.secret)], poll=0.05)
+            async with notifier:
+                request = await handler.create("ask", {"question": "Now?"}, actor_id="alice")
+                delivery = f"{request.pending_id}.announce.webhook"
+                said = Named(delivery)
+                logger.addHandler(said)
+                try:
+                    async with asyncio.timeout(PATIENCE):
+                        await arrived.wait()
+                    await asyncio.to_thread(crash, server)
+                    try:
+                        release.set()
+                        # The notifier met the outage as it recorded the delivery.
+                        async with asyncio.timeout(PATIENCE):
+                            await said.seen.wait()
+                    finally:
+                        await asyncio.to_thread(server.start)
+                finally:
+                    logger.removeHandler(said)
+                async with asyncio.timeout(PATIENCE):
+                    await notifier.wait_idle()
+                items = await handler.outbox.items_for(request.pending_id)
+            sent = [item for item in items if item.item_id.startswith(delivery)]
+            assert [(item.done, item.receipt) for item in sent] == [(True, {"status": 200})]
+            assert receiver.attempts == 1
+            await handler.close()
+    finally:
         logger.setLevel(level)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from roomkit.core.exceptions import StoreError
+from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify._first_notice import FOLLOW_UPS, earlier_notices_out, first_notice_out
 from roomkit.notify._lanes import Lane
@@ -156,7 +156,7 @@ class Sender:
             await self._failed(attempt, f"{type(error).__name__}: {error}", True)
             return
         lane.delivered()
-        await self._complete(item, receipt or {})
+        await self._record_sent(item, receipt or {})
         self.stats.delivered[surface.name] += 1
         # A surface that skipped the notice (not one for it) showed nobody anything; one
         # that showed it in part on an earlier attempt has said so already.
@@ -259,6 +259,17 @@ class Sender:
             return
         self._dropped(surface.name, item, problem)
         await self._complete(item, {"failed": problem})
+
+    async def _record_sent(self, item: OutboxItem, receipt: Mapping[str, Any]) -> None:
+        """Mark ``item``, whose notice went out, done; while the store is away, try again
+        every poll (the item stays claimed), so that the notice is not sent again."""
+        while True:
+            try:
+                await self._complete(item, receipt)
+                return
+            except StoreUnavailableError as error:
+                logger.debug("notifier: %s sent, waits for the store: %s", item.item_id, error)
+            await asyncio.sleep(self.poll)
 
     async def _complete(self, item: OutboxItem, receipt: Mapping[str, Any]) -> None:
         """Mark ``item`` done with ``receipt``, joined to what earlier attempts of it got

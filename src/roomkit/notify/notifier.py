@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
 from roomkit.notify._deliver import Sender
+from roomkit.notify._directory_choice import directory_of
 from roomkit.notify._first_notice import OWED, ladder_place
 from roomkit.notify._lanes import Lane, Lanes
 from roomkit.notify._steps import Planner
@@ -129,7 +130,7 @@ class Notifier:
             raise ValueError("lease and poll must be positive, concurrency at least 1")
         self.handler = handler
         self._shown = ShownTrail(handler)
-        self.directory = _directory_of(handler, directory)
+        self.directory = directory_of(handler, directory)
         self.links = (
             None if desk_url is None else AnswerLinks(desk_url, link_secret, data_dir=data_dir)
         )
@@ -409,10 +410,7 @@ class Notifier:
                 if before is not None:
                     # Its request's step before it goes first, whatever became of it.
                     await asyncio.wait([before])
-                if item.body.get("job") == "deliver":
-                    await self._sender.deliver(item, lane)
-                else:
-                    await self._planner.plan(item)
+                await self._work(item, lane)
         except asyncio.CancelledError:
             # Stopping: hand the item back at once rather than when the lease lapses.
             await asyncio.shield(self._hand_back(item))
@@ -423,10 +421,26 @@ class Notifier:
                 item.item_id,
                 bound,
             )
-        except StoreUnavailableError as error:
-            logger.warning("notifier: %s left for later: %s", item.item_id, error)
         except Exception:
             logger.exception("notifier: %s failed; it comes back when its lease lapses", item)
+
+    async def _work(self, item: OutboxItem, lane: Lane) -> None:
+        """Work out or send ``item``; while the store is away, try again every poll.
+
+        The item stays claimed meanwhile, so it goes on as soon as the store is back rather
+        than a lease later. Nothing is sent twice: a delivery whose notice went out records
+        that on its own (:meth:`Sender.deliver`), and what fails before the send sent nothing.
+        """
+        while True:
+            try:
+                if item.body.get("job") == "deliver":
+                    await self._sender.deliver(item, lane)
+                else:
+                    await self._planner.plan(item)
+                return
+            except StoreUnavailableError as error:
+                logger.debug("notifier: %s waits for the store: %s", item.item_id, error)
+            await asyncio.sleep(self.poll)
 
     async def _hand_back(self, item: OutboxItem) -> None:
         try:
@@ -444,32 +458,3 @@ def _turn_failed(error: Exception, *, again: bool) -> None:
         log("notifier: the store is unreachable (%s); trying again", error)
     else:
         logger.error("notifier: a turn failed; trying again", exc_info=error)
-
-
-def _directory_of(handler: HumanInputHandler, given: Directory | None) -> Directory:
-    """The directory the notifier reaches people by: the handler's, which routes its
-    requests; else ``given``, which must then route nothing (no delegations, roles or
-    schedules: they take effect only through the handler).
-
-    Raises:
-        ValueError: ``given`` is another directory than the handler's, or it routes requests
-            the handler does not route.
-    """
-    own = getattr(handler, "directory", None)
-    if isinstance(own, Directory):
-        if given is not None and given is not own:
-            raise ValueError(
-                "Notifier(directory=...) is not its handler's directory: the handler routes "
-                "its requests by its own (HumanInputHandler(directory=...)), and the notifier "
-                "uses that one: leave directory out"
-            )
-        return own
-    if given is None:
-        return Directory()
-    if given.routes_anything():
-        raise ValueError(
-            "Notifier(directory=...) lists delegations, roles or on-call schedules, which "
-            "route requests only through the handler: give the directory to "
-            "HumanInputHandler(directory=...) and leave it out here"
-        )
-    return given
