@@ -134,6 +134,54 @@ async def test_a_request_made_as_its_turn_fails_is_still_announced(tmp_path: Pat
         logger.setLevel(level)
 
 
+@pytest.mark.timeout(120)
+async def test_a_request_settled_before_its_steps_are_recorded_is_told_how_it_ended(
+    tmp_path: Path,
+) -> None:
+    """The notifier hears a request made, but the file is locked as it records the
+    announcement; the request is answered once the lock is let go, before the notifier's next
+    turn: the ending is still told, once (the notifier used to keep only a catch-up, which
+    finds neither a request no longer open nor one the outbox never held)."""
+    import sqlite3
+
+    from roomkit.stores.sqlite import SQLiteStore
+
+    path = tmp_path / "locked.db"
+    said = Said(turns=1)
+    logger = logging.getLogger("roomkit.notify")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(said)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        async with SQLiteStore(path, busy_timeout=0) as store, Receiver() as receiver:
+            handler = HumanInputHandler(store=store)
+            webhook = Webhook(receiver.url, receiver.secret)
+            # Polling once a minute: only a change starts the notifier's next turn.
+            async with Notifier(handler, [webhook], poll=60) as notifier:
+                async with asyncio.timeout(PATIENCE):
+                    await notifier.wait_idle()
+                request = await handler.create("ask", {"question": "Now?"}, actor_id="alice")
+                # Before the notifier's turn on it: nothing awaited since the create.
+                other.execute("BEGIN IMMEDIATE")
+                try:
+                    async with asyncio.timeout(PATIENCE):
+                        await said.unreachable.wait()
+                finally:
+                    other.execute("ROLLBACK")
+                assert await handler.outbox.items_for(request.pending_id) == []
+                assert await handler.aresolve(request.pending_id, "yes", by="alice") is True
+                async with asyncio.timeout(PATIENCE):
+                    await notifier.wait_idle()
+            told = [(body["pending_id"], body["type"]) for _, body in receiver.deliveries]
+            assert told == [(request.pending_id, "question_settled")]
+            await handler.close()
+    finally:
+        other.close()
+        logger.removeHandler(said)
+        logger.setLevel(level)
+
+
 class Named(logging.Handler):
     """Sets an event once a line of the notifier's log names ``text``."""
 

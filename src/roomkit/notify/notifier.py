@@ -21,20 +21,21 @@ import logging
 import os
 import secrets
 import socket
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
+from roomkit.notify._changes import RESYNC, HeardChanges
 from roomkit.notify._deliver import Sender
 from roomkit.notify._directory_choice import directory_of
-from roomkit.notify._first_notice import OWED, ladder_place
+from roomkit.notify._first_notice import ladder_place
 from roomkit.notify._lanes import Lane, Lanes
 from roomkit.notify._steps import Planner
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.surface import Directory, Surface
-from roomkit.stores.base import PendingChange, PendingChangeKind
-from roomkit.stores.outbox import ENDING, STEPS, OutboxItem, now_of, step_id
+from roomkit.stores.base import PendingChange
+from roomkit.stores.outbox import STEPS, OutboxItem, now_of
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
 
@@ -138,7 +139,7 @@ class Notifier:
         self.outbox = handler.outbox
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._stats = NotifierStatistics()
-        self._changes: deque[PendingChange] = deque()
+        self._changes = HeardChanges(handler, self.outbox)
         self._wake = asyncio.Event()
         self._turned = asyncio.Event()
         # Whether the loop is taking changes or claiming, and how many turns it began: what
@@ -191,7 +192,7 @@ class Notifier:
 
         Ladder steps due later do not count; a delivery waiting to be retried does once due.
         """
-        self._on_change(PendingChange(PendingChangeKind.RESYNC))
+        self._on_change(RESYNC)
         while True:
             if self._task is None:
                 raise RuntimeError("the notifier is not running: use `async with notifier:`")
@@ -214,7 +215,7 @@ class Notifier:
             raise RuntimeError("this notifier is already running")
         # Following the feed from here on: a request created once this returns is seen.
         unsubscribe = self.handler.subscribe(self._on_change)
-        self._on_change(PendingChange(PendingChangeKind.RESYNC))
+        self._on_change(RESYNC)
         self._stopping = False
         self._task = asyncio.create_task(self._run(unsubscribe), name="roomkit-notifier")
         return self
@@ -248,7 +249,7 @@ class Notifier:
     # -- the loop ----------------------------------------------------------------------------
 
     def _on_change(self, change: PendingChange) -> None:
-        self._changes.append(change)
+        self._changes.hear(change)
         self._wake.set()
 
     async def _run(self, unsubscribe: Callable[[], None]) -> None:
@@ -258,7 +259,7 @@ class Notifier:
                 self._wake.clear()
                 self._busy, self._turns = True, self._turns + 1
                 try:
-                    await self._take_changes()
+                    await self._changes.record()
                     claimed = await self._claim()
                     outage = False
                 except Exception as error:
@@ -310,72 +311,6 @@ class Notifier:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await self._wake.wait()
-
-    async def _take_changes(self) -> None:
-        if not self._changes:
-            return
-        taken = list(self._changes)
-        self._changes.clear()
-        try:
-            await self.outbox.add(await self._steps_of(taken))
-        except BaseException:
-            # Nothing of them was kept: they are owed again. The next turn catches up from
-            # the store (what is open, what ended), and tells again of the votes.
-            votes = [change for change in taken if change.kind is PendingChangeKind.VOTED]
-            self._changes.extendleft(reversed([PendingChange(PendingChangeKind.RESYNC), *votes]))
-            raise
-
-    async def _steps_of(self, changes: list[PendingChange]) -> list[OutboxItem]:
-        """The outbox's steps for ``changes``, in order."""
-        now = now_of(self.handler)
-        items: list[OutboxItem] = []
-        for change in changes:
-            if change.kind is PendingChangeKind.CREATED:
-                items.append(self._step(change.pending_id, "announce", now))
-            elif change.kind is PendingChangeKind.SETTLED:
-                items.append(self._step(change.pending_id, "settle", now))
-            elif change.kind is PendingChangeKind.VOTED:
-                # A vote on a quorum approval still open: after an edit, the approvers who
-                # must vote again are told; its outcome comes as SETTLED.
-                edited = await self._edited(change.pending_id, now)
-                if edited is not None:
-                    items.append(edited)
-            else:
-                items += await self._catch_up(now)
-        return items
-
-    async def _catch_up(self, now: float) -> list[OutboxItem]:
-        """The steps owed after changes may have been missed (a restart, a reconnect).
-
-        What is open is owed its announcement, due before its ladder's steps however late
-        the notifier starts (:data:`OWED`). Every request the outbox holds steps of but no
-        ending is owed its ending once it is no longer open (told only to those who heard of
-        it), however many settled meanwhile. The owed are read before the open ones: a
-        request that settles between the two reads is not taken for open.
-        """
-        owed = set(await self.outbox.unended())
-        items: list[OutboxItem] = []
-        for request in await self.handler.list_pending():
-            owed.discard(request.pending_id)
-            items.append(self._step(request.pending_id, "announce", now, due=OWED))
-        items += (self._step(pending_id, ENDING, now) for pending_id in sorted(owed))
-        return items
-
-    async def _edited(self, pending_id: str, now: float) -> OutboxItem | None:
-        """The step that tells the approvers of an edit, when the last vote was one (its
-        id names the vote: a repeated hint adds nothing)."""
-        request = await self.handler.get_request(pending_id)
-        if request is None or not request.votes or request.votes[-1].decision != "edit":
-            return None
-        item_id = f"{pending_id}.edited.{len(request.votes)}"
-        return OutboxItem(item_id, pending_id, now, {"job": "edited"}, created=now)
-
-    def _step(
-        self, pending_id: str, job: str, now: float, *, due: float | None = None
-    ) -> OutboxItem:
-        """The step ``job`` of a request, added at ``now``, due then unless ``due`` says."""
-        at = now if due is None else due
-        return OutboxItem(step_id(pending_id, job), pending_id, at, {"job": job}, created=now)
 
     async def _claim(self) -> bool:
         """Claim what each lane has room for; whether anything was claimed."""
