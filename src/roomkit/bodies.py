@@ -6,13 +6,17 @@ else parses it, and refuses it with a message that says what is taken instead:
 
 - **size** (413): a declared ``Content-Length`` over :attr:`BodyLimits.max_bytes` is refused
   before a byte is read, and a streamed body as soon as it passes the cap;
+- **time** (408): a body that has not arrived whole within :attr:`BodyLimits.read_timeout`
+  seconds (a client that sends its body a byte at a time, or stops halfway, to hold the
+  connection: slowloris) is refused, and its connection closed;
 - **JSON** (400): UTF-8 text, arrays and objects nested at most :attr:`BodyLimits.max_depth`
   levels, no number literal longer than :attr:`BodyLimits.max_number_chars` characters nor
   one beyond a float's range (``1e999``), no ``NaN`` or ``Infinity``, and no object that
   names a key twice.
 
 The nesting is measured before the parser sees the text, by steps that run in C over the
-whole text and do not recurse, so no body reaches the parser's recursion limit. A key given
+whole text and do not recurse (:mod:`roomkit._json_scan`), so no body reaches the parser's
+recursion limit. A key given
 twice is refused rather than read as its last value (what JavaScript and Python do) or its
 first: a signed payload or an approved call must mean one thing to every reader. A lone
 surrogate (``"\\ud800"``) and NUL (``"\\u0000"``) are valid JSON escapes and pass here; whatever
@@ -26,9 +30,9 @@ that does it for a router's own routes, wherever the router is included.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
-import re
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -39,10 +43,10 @@ from collections.abc import (
 )
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from roomkit._extras import requires_extra
+from roomkit._json_scan import depth_over, json_depth, longest_number, outside_strings
 from roomkit.core.exceptions import BodyRefusedError
 
 if TYPE_CHECKING:
@@ -89,92 +93,28 @@ class BodyLimits:
     max_number_chars: int = 100
     """Characters in one number literal of a JSON body; longer gets 400. A 64-bit integer
     takes 20, a float written out in full about 25."""
+    read_timeout: float = 30.0
+    """Seconds a body has to arrive whole, from when its headers are in; later gets 408 and
+    the connection is closed (a client trickling its body in holds a connection no longer)."""
 
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_depth", "max_number_chars"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"BodyLimits.{name} must be a positive int, got {value!r}")
+        timeout = self.read_timeout
+        number = not isinstance(timeout, bool) and isinstance(timeout, int | float)
+        if not (number and timeout > 0 and math.isfinite(timeout)):
+            raise ValueError(
+                f"BodyLimits.read_timeout must be a positive number of seconds, got {timeout!r}"
+            )
 
 
 DEFAULT_LIMITS = BodyLimits()
-"""256 KiB, 64 levels, numbers of 100 characters."""
+"""256 KiB, 64 levels, numbers of 100 characters, 30 seconds to arrive."""
 
 
 # -- one text --------------------------------------------------------------------------------
-
-_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
-_ONE_KIND = bytes.maketrans(b"{}", b"[]")
-_RUNS = re.compile(rb"\[+|\]+")
-_DIGITS = frozenset(b"0123456789")
-_NUMBER_MARKS = bytes(ord("9") if byte in b"-+.0123456789eE" else ord(" ") for byte in range(256))
-
-
-def _outside_strings(data: bytes) -> bytes:
-    """The text of ``data`` that is not in a string: what nests, and the numbers.
-
-    Every step runs in C over the whole text, and nothing recurses. The escaped backslashes
-    go first, then the escaped quotes: the quotes left are where strings start and end, so
-    the result is exact for valid JSON. (Outside a string a backslash stops the parser where
-    it stands: what becomes of the text after it is never parsed.) A string left open runs
-    to the end, as it does for the parser.
-    """
-    if b"\\" in data:
-        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    return b"".join(data.split(b'"')[::2])
-
-
-def _deepest(brackets: bytes) -> int:
-    """The highest count of ``[`` over ``]`` along ``brackets``, one step per run of either."""
-    steps = (len(run) if run[0] == ord("[") else -len(run) for run in _RUNS.findall(brackets))
-    return max(accumulate(steps), default=0)
-
-
-def json_depth(text: str | bytes) -> int:
-    """The deepest nesting of arrays and objects in ``text``, found without recursion.
-
-    Strings are skipped; the text need not be valid JSON (a closing bracket too many counts
-    down as it comes).
-    """
-    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    return _deepest(_outside_strings(data).translate(_ONE_KIND, _NOT_BRACKETS))
-
-
-def _depth_over(outside: bytes, limit: int) -> int | None:
-    """How deep the text nests when that is deeper than ``limit``, else ``None``: a few
-    passes for a body within the limit, one count for one past it."""
-    brackets = left = outside.translate(_ONE_KIND, _NOT_BRACKETS)
-    # Each pass takes out the innermost pairs: what is left after ``limit`` passes is deeper.
-    for _ in range(limit):
-        if b"]" not in left:  # nothing closes: no pair to take out (the commonest attack)
-            break
-        shorter = left.replace(b"[]", b"")
-        if len(shorter) == len(left):
-            break
-        left = shorter
-    if not left:
-        return None
-    # Something is left: deeper, or brackets that do not pair, which only the count tells.
-    depth = _deepest(brackets)
-    return depth if depth > limit else None
-
-
-def _longest_number(outside: bytes, longest: int) -> int | None:
-    """The length of the first number literal over ``longest`` characters, else ``None``.
-
-    The characters of numbers are marked ``9`` and every other one a space, so that a C
-    search for ``longest + 1`` nines finds the first run too long.
-    """
-    marked = outside.translate(_NUMBER_MARKS)
-    too_long = b"9" * (longest + 1)
-    start = marked.find(too_long)
-    while start != -1:
-        end = marked.find(b" ", start)
-        end = len(marked) if end == -1 else end
-        if _DIGITS.intersection(outside[start:end]):  # not "eee...": no number, the parser says
-            return end - start
-        start = marked.find(too_long, end)
-    return None
 
 
 def _shown(key: str) -> str:
@@ -248,16 +188,16 @@ def load_json(
                 ) from None
     if len(encoded) > limits.max_bytes:
         raise _too_big(what, limits.max_bytes)
-    outside = _outside_strings(encoded)
+    outside = outside_strings(encoded)
     # Counting the openers is cheap; the passes run only when they could go too deep.
     if outside.count(b"[") + outside.count(b"{") > limits.max_depth:
-        depth = _depth_over(outside, limits.max_depth)
+        depth = depth_over(outside, limits.max_depth)
         if depth is not None:
             raise BodyRefusedError(
                 f"{what} nests arrays and objects {depth} levels deep; at most "
                 f"{limits.max_depth} are taken"
             )
-    length = _longest_number(outside, limits.max_number_chars)
+    length = longest_number(outside, limits.max_number_chars)
     if length is not None:
         raise BodyRefusedError(
             f"{what} holds a number {length} characters long; at most "
@@ -290,17 +230,31 @@ def check_declared_size(content_length: str | None, cap: int) -> None:
         raise _too_big("The body", cap)
 
 
-async def read_capped(chunks: AsyncIterable[bytes], cap: int) -> bytes:
-    """The whole body from ``chunks``, refused as soon as it passes ``cap`` bytes.
+async def read_capped(
+    chunks: AsyncIterable[bytes], cap: int, *, timeout: float | None = None
+) -> bytes:
+    """The whole body from ``chunks``, refused as soon as it passes ``cap`` bytes, or once
+    ``timeout`` seconds have passed before its end came.
 
     Raises:
-        BodyRefusedError: 413 over ``cap``.
+        BodyRefusedError: 413 over ``cap``; 408 past ``timeout``.
     """
     body = bytearray()
-    async for chunk in chunks:
-        body += chunk
-        if len(body) > cap:
-            raise _too_big("The body", cap)
+    deadline = asyncio.timeout(timeout)
+    try:
+        async with deadline:
+            async for chunk in chunks:
+                body += chunk
+                if len(body) > cap:
+                    raise _too_big("The body", cap)
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        raise BodyRefusedError(
+            f"The body did not arrive whole within {timeout:g} seconds: send it again, "
+            "all of it at once",
+            status=408,
+        ) from None
     return bytes(body)
 
 
@@ -346,6 +300,9 @@ async def _refuse(
 ) -> None:
     body = json.dumps(refusal(error), separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    if error.status == 408:
+        # The rest of the body may never come: the connection cannot carry another request.
+        headers.append((b"connection", b"close"))
     answered = error.status if status is None else status
     await send({"type": "http.response.start", "status": answered, "headers": headers})
     await send({"type": "http.response.body", "body": body})
@@ -372,7 +329,7 @@ async def _bounded(
         return
     try:
         check_declared_size(_header(scope, b"content-length"), limits.max_bytes)
-        body = await read_capped(_chunks(receive), limits.max_bytes)
+        body = await read_capped(_chunks(receive), limits.max_bytes, timeout=limits.read_timeout)
         if body and not _is_form(scope):
             value = load_json(body, limits)
             if check is not None:

@@ -7,7 +7,8 @@ every other body, an answer to a question included, is held to ``max_body``.
 
 Bodies are measured and checked before anything parses them (:mod:`roomkit.bodies`): a
 declared ``Content-Length`` over the cap is refused at once, a streamed body is counted as
-it arrives, and JSON nested too deep, with a number too long or a key given twice is
+it arrives (and refused with 408 when it has not arrived whole within ``body_timeout``
+seconds), and JSON nested too deep, with a number too long or a key given twice is
 refused with 400. The rate limit is a token bucket per actor (administrators have buckets
 of their own), and :class:`HostRule` says which ``Host`` names the desk answers to; both
 live in :mod:`roomkit.auth.traffic`, which every door shares, and are re-exported here.
@@ -60,6 +61,10 @@ class DeskLimits:
     """Bytes in a WebSocket frame from a client; more closes the socket with 1009."""
     max_depth: int = 32
     """Nesting of arrays and objects in a JSON body or frame; deeper gets 400."""
+    body_timeout: float = 30.0
+    """Seconds an HTTP request body has to arrive whole once its headers are in; later gets
+    408 and the connection is closed (a client that trickles its body in, or stops halfway,
+    holds no connection past it)."""
     rate: float = 20.0
     """Requests per second an actor may make, on average."""
     burst: int = 40
@@ -97,15 +102,19 @@ class DeskLimits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"DeskLimits.{name} must be a positive int, got {value!r}")
-        for name in ("rate", "admin_rate", "auth_timeout", "send_timeout"):
+        for name in ("rate", "admin_rate", "auth_timeout", "send_timeout", "body_timeout"):
             value = getattr(self, name)
-            if not isinstance(value, int | float) or not value > 0 or math.isinf(value):
+            number = not isinstance(value, bool) and isinstance(value, int | float)
+            if not number or not value > 0 or math.isinf(value):
                 raise ValueError(f"DeskLimits.{name} must be a positive number, got {value!r}")
 
     @property
     def bodies(self) -> BodyLimits:
-        """What an HTTP request body may hold: ``max_body`` bytes, ``max_depth`` levels."""
-        return BodyLimits(max_bytes=self.max_body, max_depth=self.max_depth)
+        """What an HTTP request body may hold: ``max_body`` bytes, ``max_depth`` levels,
+        arriving within ``body_timeout`` seconds."""
+        return BodyLimits(
+            max_bytes=self.max_body, max_depth=self.max_depth, read_timeout=self.body_timeout
+        )
 
     @property
     def max_answer_body(self) -> int:

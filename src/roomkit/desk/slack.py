@@ -174,7 +174,9 @@ class SlackInteractions:
             logger.warning(
                 "Refused a Slack interaction: %s", refused, extra={"event": "slack_refused"}
             )
-            return JSONResponse({"detail": str(refused)}, status_code=refused.status)
+            # A body that never came whole leaves a connection that carries nothing more.
+            close = {"Connection": "close"} if refused.status == 408 else None
+            return JSONResponse({"detail": str(refused)}, status_code=refused.status, headers=close)
         metrics.slack_interaction(outcome)
         if reply is None:
             return Response(status_code=200)
@@ -186,7 +188,7 @@ class SlackInteractions:
 
     async def _signed_body(self, request: Request) -> bytes:
         """The body, once its signature, its timestamp and its novelty are checked."""
-        body = await _read(request)
+        body = await _read(request, self.desk.limits.body_timeout)
         timestamp = request.headers.get("x-slack-request-timestamp")
         signature = request.headers.get("x-slack-signature")
         try:
@@ -338,10 +340,10 @@ class _SlackRoute(APIRoute):
         await guard(super().handle, scope, receive, send, api=True)
 
 
-async def _read(request: Request) -> bytes:
+async def _read(request: Request, timeout: float) -> bytes:
     try:
         check_declared_size(request.headers.get("content-length"), MAX_SLACK_BODY)
-        return await read_capped(request.stream(), MAX_SLACK_BODY)
+        return await read_capped(request.stream(), MAX_SLACK_BODY, timeout=timeout)
     except BodyRefusedError as refused:
         raise _Refused(refused.status, str(refused), "invalid") from None
 
