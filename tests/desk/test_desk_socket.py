@@ -13,6 +13,7 @@ from desk_harness import SECRET, World, bearer, next_frame, serve, socket_for, w
 from websockets.asyncio.client import connect
 
 from roomkit.desk import DeskLimits, issue_token
+from roomkit.desk.ws import FLOODED, TOKEN_IN_URL
 
 
 @pytest.fixture
@@ -120,6 +121,27 @@ async def test_unknown_frames_are_ignored(world: World) -> None:
         await ws.send(json.dumps({"type": "subscribe", "room": "x"}))
         pending_id = await world.ask(actor_id="alice")
         assert (await next_frame(ws))["request"]["id"] == pending_id
+
+
+async def test_a_flood_of_frames_closes_the_socket_saying_why() -> None:
+    world = World(limits=DeskLimits(rate=1.0, burst=10))
+    await world.room("room", "alice")
+    async with serve(world.app) as base, socket_for(base, "alice") as (ws, _):
+        for _ in range(50):
+            await ws.send("{}")
+        assert await closed_with(ws) == 1008
+        assert ws.close_reason == FLOODED
+
+
+@pytest.mark.parametrize("name", ["token", "access_token"])
+async def test_a_token_in_the_url_closes_at_once_saying_where_it_goes(
+    world: World, name: str
+) -> None:
+    async with serve(world.app) as served:
+        address = f"{ws_url(served)}?{name}={issue_token(SECRET, 'alice')}"
+        async with connect(address) as ws:
+            assert await closed_with(ws) == 1008
+            assert ws.close_reason == TOKEN_IN_URL
 
 
 async def test_a_frame_over_the_cap_closes_with_1009(world: World) -> None:

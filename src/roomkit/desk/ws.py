@@ -5,9 +5,12 @@ The upgrade is refused (403) with a ``Host`` that is not one of the desk's names
 checks, a page that DNS rebinding put on the desk's address cannot open the socket, although
 its origin matches the ``Host`` it sends. The client's first frame
 must be ``{"type": "auth", "token": ...}`` within the auth timeout (tokens never travel in
-URLs). The server answers with ``{"type": "snapshot", "requests": [...]}`` and then pushes
-``question_pending``, ``question_settled`` and ``room_message`` frames. Frames from the
-client past the size cap close the socket with 1009; other frames are ignored. A first
+URLs: a socket opened with a ``token`` or ``access_token`` query parameter is closed at once
+with 1008 and :data:`TOKEN_IN_URL`). The server answers with ``{"type": "snapshot",
+"requests": [...]}`` and then pushes ``question_pending``, ``question_settled`` and
+``room_message`` frames. Frames from the client past the size cap close the socket with 1009;
+other frames are ignored, each spending a request of its person's rate limit: past the limit
+the socket is closed with 1008 and :data:`FLOODED`. A first
 frame that is not a well-formed auth frame (however malformed or deeply nested: it is read
 by :func:`roomkit.bodies.load_json` under the desk's limits) closes it with 1008, and so
 does a spent or revoked link or token, once the hub sees it (see
@@ -60,6 +63,14 @@ INTERNAL = 1011
 TRY_AGAIN = 1013
 SURFACE = "websocket"
 """The surface of the requests the socket shows, in their history's ``shown`` entries."""
+
+
+TOKEN_IN_URL = 'A token goes in the first frame, {"type": "auth", "token": ...}, never in the URL'
+"""Why a socket opened with a token in its URL's query is closed: URLs are logged."""
+FLOODED = "Too many frames: the desk reads only the auth frame, send nothing after it"
+"""Why a socket that sends frames faster than its person's rate limit is closed."""
+_URL_TOKENS = frozenset({"token", "access_token"})
+"""The query parameters a client puts a token in by mistake."""
 
 
 MAX_REASON_BYTES = 123
@@ -140,10 +151,12 @@ async def _authenticate(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) 
     return principal
 
 
-async def _read(websocket: WebSocket, cap: int) -> None:
-    """Drain the client's frames (ignored) until it leaves or sends one too big."""
+async def _read(websocket: WebSocket, hub: DeskHub, principal: Principal, cap: int) -> None:
+    """Drain the client's frames (ignored) until it leaves, sends one too big, or sends
+    them faster than its person's rate limit allows (each spends a request of it)."""
     while _frame_text(await websocket.receive(), cap) is not None:
-        pass
+        if hub.gate.spend(principal) > 0:
+            raise _Closed(POLICY, FLOODED)
 
 
 async def _write(websocket: WebSocket, hub: DeskHub, watcher: Watcher, timeout: float) -> None:
@@ -194,7 +207,7 @@ async def _watch(
         expires = principal.expires_at
         remaining = None if expires is None else max(0.0, expires - time.time())
         tasks = [
-            asyncio.create_task(_read(websocket, limits.max_frame)),
+            asyncio.create_task(_read(websocket, hub, principal, limits.max_frame)),
             asyncio.create_task(_write(websocket, hub, watcher, limits.send_timeout)),
         ]
         try:
@@ -237,6 +250,10 @@ async def serve_socket(
     # Found from the session's own task, before any task of its own runs.
     transport = session_transport()
     timeout = limits.send_timeout
+    if _URL_TOKENS.intersection(websocket.query_params):
+        # Said at once, not after the auth timeout: the client learns where the token goes.
+        await _close(websocket, transport, POLICY, TOKEN_IN_URL, timeout)
+        return
     try:
         await _session(websocket, hub, limits, places)
     except _Stalled as stalled:
