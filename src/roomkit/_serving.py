@@ -5,7 +5,9 @@ use is one line saying what to do, and a browser opened at once waits in the bac
 uvicorn on it until Ctrl-C or SIGTERM, and say where they listen once they do (the desk
 prints its sign-in link). A stop waits at most :data:`SHUTDOWN_GRACE` seconds for the
 connections still open (a WebSocket client, an upload still arriving) to finish; then it
-closes them and the process exits. It lives beside the desk rather than in it, so that a command
+closes them and the process exits. A connection whose request head is not in within
+:data:`~roomkit._heads.HEAD_TIMEOUT` seconds (or the ``head_timeout`` given) is closed
+(:mod:`roomkit._heads`). It lives beside the desk rather than in it, so that a command
 serving something else loads no part of the desk. Needs uvicorn (the ``desk`` or ``mcp``
 extra).
 """
@@ -22,7 +24,9 @@ from collections.abc import Callable, Iterator
 
 import uvicorn
 
-__all__ = ["SHUTDOWN_GRACE", "Server", "listen", "port_problem", "sign_in_link"]
+from roomkit._heads import HEAD_TIMEOUT, head_timeout_protocol
+
+__all__ = ["HEAD_TIMEOUT", "SHUTDOWN_GRACE", "Server", "listen", "port_problem", "sign_in_link"]
 
 
 MAX_PORT = 65535
@@ -93,14 +97,32 @@ class Server(uvicorn.Server):
     (:data:`SHUTDOWN_GRACE` when the configuration leaves it unset), then cuts off those
     still open: a client that holds its connection open cannot hold up the exit.
 
+    A request's head (its request line and headers) has ``head_timeout`` seconds to arrive
+    whole, from the connection opening or the previous response ending; past it the
+    connection is closed (a client that opens connections and sends nothing, or its headers
+    a byte at a time, holds none for long).
+
     Args:
-        config: uvicorn's configuration.
+        config: uvicorn's configuration; its ``http`` is uvicorn's h11 or httptools protocol
+            (``"auto"``, the default, picks one of them).
         on_started: called once the server accepts connections.
+        head_timeout: seconds a request's head has to arrive whole.
+
+    Raises:
+        ValueError: ``head_timeout`` is not a positive number, or ``config.http`` is another
+            protocol than h11 or httptools.
     """
 
-    def __init__(self, config: uvicorn.Config, *, on_started: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        on_started: Callable[[], None],
+        head_timeout: float = HEAD_TIMEOUT,
+    ) -> None:
         if config.timeout_graceful_shutdown is None:
             config.timeout_graceful_shutdown = SHUTDOWN_GRACE
+        config.http = head_timeout_protocol(config.http, head_timeout)
         super().__init__(config)
         self._on_started = on_started
 

@@ -165,7 +165,9 @@ def serve(args: argparse.Namespace) -> int:
                     checkpointing(trail),
                     following(handler, None if config is None else config.ladder),
                 ):
-                    await Server(server_config, on_started=started).serve(sockets=[sock])
+                    await Server(
+                        server_config, on_started=started, head_timeout=limits.head_timeout
+                    ).serve(sockets=[sock])
         finally:
             await close_stores(pending_store, room_store)
 

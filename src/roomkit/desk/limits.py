@@ -9,9 +9,11 @@ Bodies are measured and checked before anything parses them (:mod:`roomkit.bodie
 declared ``Content-Length`` over the cap is refused at once, a streamed body is counted as
 it arrives (and refused with 408 when it has not arrived whole within ``body_timeout``
 seconds), and JSON nested too deep, with a number too long or a key given twice is
-refused with 400. The rate limit is a token bucket per actor (administrators have buckets
-of their own), and :class:`HostRule` says which ``Host`` names the desk answers to; both
-live in :mod:`roomkit.auth.traffic`, which every door shares, and are re-exported here.
+refused with 400. The head before a body has ``head_timeout`` seconds, which the server
+applies (:class:`roomkit.desk.serving.Server`). The rate limit is a token bucket per actor
+(administrators have buckets of their own), and :class:`HostRule` says which ``Host`` names
+the desk answers to; both live in :mod:`roomkit.auth.traffic`, which every door shares, and
+are re-exported here.
 """
 
 from __future__ import annotations
@@ -87,6 +89,12 @@ class DeskLimits:
     sockets: int = 4096
     """WebSocket connections the desk holds at once, everyone's together; one more is closed
     with 1013 and the reason (see :mod:`roomkit.desk.places`)."""
+    head_timeout: float = 10.0
+    """Seconds an HTTP request's head (request line and headers) has to arrive whole, from
+    the connection opening or, on a connection kept alive, the previous response ending;
+    later, the connection is closed (a client that sends nothing, or its headers a byte at a
+    time, holds no connection past it). ``roomkit desk`` applies it through
+    :class:`roomkit.desk.serving.Server`; an app served otherwise is bounded by its server."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -102,7 +110,14 @@ class DeskLimits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"DeskLimits.{name} must be a positive int, got {value!r}")
-        for name in ("rate", "admin_rate", "auth_timeout", "send_timeout", "body_timeout"):
+        for name in (
+            "rate",
+            "admin_rate",
+            "auth_timeout",
+            "send_timeout",
+            "head_timeout",
+            "body_timeout",
+        ):
             value = getattr(self, name)
             number = not isinstance(value, bool) and isinstance(value, int | float)
             if not number or not value > 0 or math.isinf(value):
