@@ -151,7 +151,7 @@ def serve(args: argparse.Namespace) -> int:
                 app,
                 host=args.host,
                 port=port,
-                ws_max_size=DeskLimits().max_frame,
+                ws_max_size=limits.max_frame,
                 # Frames are small JSON: compressing them costs more CPU than it saves, and
                 # compression next to secrets is a risk not worth taking.
                 ws_per_message_deflate=False,
