@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import ipaddress
 import signal
 import socket
 import threading
@@ -26,7 +27,15 @@ import uvicorn
 
 from roomkit._heads import HEAD_TIMEOUT, head_timeout_protocol
 
-__all__ = ["HEAD_TIMEOUT", "SHUTDOWN_GRACE", "Server", "listen", "port_problem", "sign_in_link"]
+__all__ = [
+    "HEAD_TIMEOUT",
+    "SHUTDOWN_GRACE",
+    "Server",
+    "listen",
+    "listen_address",
+    "port_problem",
+    "sign_in_link",
+]
 
 
 MAX_PORT = 65535
@@ -46,6 +55,50 @@ def port_problem(port: int, *, option: str = "--port") -> str | None:
     return f"{option} takes a port from 1 to {MAX_PORT} (or 0 for any free one), got {port}"
 
 
+def listen_address(host: str, *, port_option: str = "--port") -> str:
+    """The address ``--host`` names to listen on: an IPv6 literal in brackets (``[::1]``,
+    as in a URL) without them, any other address or a name as given.
+
+    Checked before anything starts, so a wrong value is one line naming ``--host``, not the
+    resolver's "Name or service not known" once the store is open.
+
+    Args:
+        host: the value of ``--host``.
+        port_option: the option that takes the port, which the message points to.
+
+    Raises:
+        ValueError: ``host`` is empty, brackets something other than an IPv6 address, or
+            is a name this machine does not resolve (the message names ``--host``).
+    """
+    shown = repr(host if len(host) <= 80 else host[:77] + "...")
+    usage = (
+        "--host takes an address or a host name to listen on, without scheme or port, such "
+        f"as 127.0.0.1, 0.0.0.0, [::1] or desk.example.com (the port is {port_option}); "
+        f"got {shown}"
+    )
+    address = host
+    if host.startswith("[") and host.endswith("]"):
+        address = host[1:-1]
+        try:
+            ipaddress.IPv6Address(address)
+        except ValueError:
+            raise ValueError(usage) from None
+    if not address.strip() or "[" in address or "]" in address:
+        raise ValueError(usage)
+    try:
+        # Resolved as :func:`listen` binds it: the family its form picks, for a passive socket.
+        socket.getaddrinfo(
+            address, None, family=_family(address), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (OSError, ValueError) as error:  # ValueError: a NUL; UnicodeError: a long label
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ValueError(
+            f"--host {shown} is no address this machine can listen on ({reason}): pass an "
+            "address, such as 127.0.0.1, 0.0.0.0 or [::1], or a name that resolves here"
+        ) from None
+    return address
+
+
 def listen(host: str, port: int, *, hint: str = "pass --port") -> socket.socket:
     """A listening, non-blocking socket on ``host:port`` (0: any free port).
 
@@ -57,7 +110,7 @@ def listen(host: str, port: int, *, hint: str = "pass --port") -> socket.socket:
     problem = port_problem(port)
     if problem is not None:
         raise ValueError(problem)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    family = _family(host)
     # TCP named by its number: asyncio sets TCP_NODELAY only on such a socket's connections,
     # and without it each answer after a connection's first waits ~40 ms for a delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -73,6 +126,11 @@ def listen(host: str, port: int, *, hint: str = "pass --port") -> socket.socket:
             raise OSError(error.errno, f"port {port} is in use: {hint}") from None
         raise
     return sock
+
+
+def _family(host: str) -> socket.AddressFamily:
+    """The address family :func:`listen` binds ``host`` with: IPv6 for a literal of it."""
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 def sign_in_link(host: str, port: int, token: str) -> str:

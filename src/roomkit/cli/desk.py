@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -27,6 +26,7 @@ from roomkit.cli._common import (
     quoted,
     secret,
 )
+from roomkit.cli._desk_options import allowed_hosts, allowed_origins, listen_host
 
 __all__ = ["LINK_ACTOR", "SIGN_IN_TTL", "add_parser", "serve"]
 
@@ -56,6 +56,8 @@ def serve(args: argparse.Namespace) -> int:
     from roomkit.tools.human_input import HumanInputHandler
     from roomkit.tools.human_input.stores import checkpointing
 
+    host = listen_host(args.host)
+    origins = allowed_origins(args.allowed_origin)
     check_ttl("--sign-in-ttl", args.sign_in_ttl)
     if args.log_format == "text" and args.log_level.lower() not in uvicorn.config.LOG_LEVELS:
         raise Failure(
@@ -78,7 +80,7 @@ def serve(args: argparse.Namespace) -> int:
     problem = port_problem(args.port)
     if problem is not None:
         raise Failure(problem, 2)
-    allowed_hosts = _allowed_hosts(args)
+    hosts = allowed_hosts(args, host)
     config = None if args.notify is None else notify_config(args.notify)
     new_key = _key_is_new(args.data_dir)
     key = secret(args.data_dir)
@@ -108,15 +110,15 @@ def serve(args: argparse.Namespace) -> int:
                     secret=key,
                     data_dir=args.data_dir,
                     notifier=notifier,
-                    allowed_origins=args.allowed_origin or None,
-                    allowed_hosts=allowed_hosts,
+                    allowed_origins=origins,
+                    allowed_hosts=hosts,
                     limits=limits,
                 )
             except (TypeError, ValueError) as error:
                 raise Failure(str(error), 2) from None
             try:
                 await check_stores(kit, handler)
-                sock = listen(args.host, args.port)
+                sock = listen(host, args.port)
             except StoreError as error:
                 raise Failure(f"Cannot start the desk: {error}") from None
             except OSError as error:
@@ -130,7 +132,7 @@ def serve(args: argparse.Namespace) -> int:
                 )
             port = sock.getsockname()[1]
             token = issue_sign_in_link(key, LINK_ACTOR, admin=True, ttl=args.sign_in_ttl)
-            link = sign_in_link(args.host, port, token)
+            link = sign_in_link(host, port, token)
 
             def started() -> None:
                 print(
@@ -149,7 +151,7 @@ def serve(args: argparse.Namespace) -> int:
 
             server_config = uvicorn.Config(
                 app,
-                host=args.host,
+                host=host,
                 port=port,
                 ws_max_size=limits.max_frame,
                 # Frames are small JSON: compressing them costs more CPU than it saves, and
@@ -187,48 +189,6 @@ def _key_is_new(data_dir: Path) -> Path | None:
     return data_dir
 
 
-def _allowed_hosts(args: argparse.Namespace) -> list[str]:
-    """The ``--allowed-host`` names, and ``--host`` itself when it is a name; one that is
-    not a host name exits 2, naming the option it came from.
-
-    Raises:
-        Failure: an ``--allowed-host`` or the ``--host`` is not a host name (exit 2).
-    """
-    names = list(args.allowed_host or [])
-    for name in names:
-        if not _host_name(name):
-            raise Failure(
-                f"--allowed-host takes a host name without scheme or port, such as "
-                f"desk.example.com (or * for any); got {printable(name, 80)!r}",
-                2,
-            )
-    host = args.host.strip("[]")
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        if host:
-            if host == "*" or not _host_name(host):
-                raise Failure(
-                    f"--host takes an address or a host name to listen on, without scheme or "
-                    f"port, such as 127.0.0.1, 0.0.0.0 or desk.example.com (the port is "
-                    f"--port); got {printable(args.host, 80)!r}",
-                    2,
-                ) from None
-            names.append(host)
-    return names
-
-
-def _host_name(name: str) -> bool:
-    """Whether the desk's host rule takes ``name`` as a name it is reached by."""
-    from roomkit.auth.traffic import HostRule
-
-    try:
-        HostRule([name])
-    except ValueError:
-        return False
-    return True
-
-
 def add_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], data_dir: argparse.ArgumentParser
 ) -> None:
@@ -241,11 +201,19 @@ def add_parser(
         "its page: the link signs one browser in as admin (who sees and answers everything) "
         "for 12 hours; it works once, and only within --sign-in-ttl seconds.",
     )
-    desk.add_argument("--host", default="127.0.0.1")
+    desk.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on, or a name that resolves to one (default: loopback; "
+        "an IPv6 address as ::1 or [::1])",
+    )
     desk.add_argument("--port", type=int, default=8765)
     add_store_option(desk, required=False)
     desk.add_argument(
-        "--allowed-origin", action="append", help="an origin allowed to open the WebSocket"
+        "--allowed-origin",
+        action="append",
+        help="an origin allowed to open the WebSocket: scheme://host[:port], such as "
+        "https://app.example.com (or * for any)",
     )
     desk.add_argument(
         "--allowed-host",

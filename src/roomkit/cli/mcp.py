@@ -52,7 +52,12 @@ def add_parser(
     mcp.add_argument("--room", default="mcp", help="the room of every request (default: mcp)")
     mcp.add_argument("--timeout", type=float, default=300.0, help="seconds to answer")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
-    mcp.add_argument("--host", default="127.0.0.1", help="the HTTP address (default: loopback)")
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the HTTP address, or a name that resolves to one (default: loopback; an IPv6 "
+        "address as ::1 or [::1])",
+    )
     mcp.add_argument("--hold", type=float, default=20.0, help="seconds one round is held")
     mcp.add_argument(
         "--max-open-calls",

@@ -87,7 +87,7 @@ def run_command(args: argparse.Namespace) -> int:
             "a memory store lives in this process only, where no desk sees its questions: "
             "pass the desk's store, e.g. --store sqlite:///kit.db"
         )
-    _check_options(args)
+    host = _check_options(args)
     keys = load_audit_keys(args.data_dir)  # the heads this process appends are signed
     new_file = new_sqlite_file(args.store)
     pending_store, room_store = open_url(args.store)
@@ -125,7 +125,7 @@ def run_command(args: argparse.Namespace) -> int:
             if secret is None:
                 await _serve_stdio(server)
             else:
-                await _serve_http(server, secret, args.host, args.http)
+                await _serve_http(server, secret, host, args.http)
         finally:
             await handler.close()
             await close_stores(pending_store, room_store)
@@ -135,20 +135,25 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_options(args: argparse.Namespace) -> None:
-    """Refuse a wrong number before anything is opened, naming its option.
+def _check_options(args: argparse.Namespace) -> str:
+    """Refuse a wrong option before anything is opened, naming it; return the address
+    ``--host`` names to serve HTTP on.
 
     Raises:
         ValueError: ``--http``, ``--timeout``, ``--hold`` or ``--max-open-calls`` is out
-            of range, ``--room`` or ``--actor`` is not a room or an actor name, or
+            of range, ``--host`` is no address to listen on (or a name that resolves to
+            none), ``--room`` or ``--actor`` is not a room or an actor name, or
             ``--desk-url`` is not an http(s) URL.
     """
-    from roomkit._serving import port_problem
+    from roomkit._serving import listen_address, port_problem
 
+    host = args.host
     if args.http is not None:
         problem = port_problem(args.http, option="--http")
         if problem is not None:
             raise ValueError(problem)
+        # An IPv6 address in brackets (as in a URL) binds without them.
+        host = listen_address(args.host, port_option="--http")
     for option, seconds in (("--timeout", args.timeout), ("--hold", getattr(args, "hold", HOLD))):
         if not 0 < seconds < float("inf"):
             raise ValueError(f"{option} takes a positive, finite number of seconds, got {seconds}")
@@ -163,6 +168,7 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ValueError(
             f"--desk-url takes the desk's address, an http:// or https:// URL, got {desk_url!r}"
         )
+    return str(host)
 
 
 def _secret(args: argparse.Namespace) -> bytes:
@@ -223,7 +229,8 @@ async def _serve_http(server: HumanInputMCPServer, secret: bytes, host: str, por
     bound = sock.getsockname()[1]
 
     def started() -> None:
-        print(f"roomkit mcp: serving http://{host}:{bound}/mcp", file=sys.stderr, flush=True)
+        shown = f"[{host}]" if ":" in host else host
+        print(f"roomkit mcp: serving http://{shown}:{bound}/mcp", file=sys.stderr, flush=True)
 
     config = uvicorn.Config(app, log_config=None, log_level="warning", server_header=False)
     with sock:
