@@ -175,8 +175,8 @@ def open_stores(
     url: str, command: str, *, create: bool = True
 ) -> tuple[PendingStore | DurableStore, RoomStore]:
     """The pending-request and room stores ``--store`` names; a wrong URL, or a store whose
-    extra is missing, exits 2 with one line. ``create=False``: a SQLite file must hold a
-    roomkit store already (:func:`roomkit.stores.open_url`)."""
+    extra is missing, exits 2 with one line. ``create=False``: the store must be there
+    already (:func:`roomkit.stores.open_url`)."""
     from roomkit.stores import open_url
 
     try:
@@ -210,7 +210,8 @@ def on_stores(
         work: what to do with the store.
         failing: what could not be done, as the line of a fault of the store starts.
         create: ``False`` for a command that only reads the store (or changes what is in
-            it): a SQLite file that holds no roomkit store is refused, and left as it was.
+            it): a SQLite file, PostgreSQL schema or Redis database that holds no roomkit
+            store is refused, and left as it was.
 
     Raises:
         Failure: the URL is wrong, its extra missing, or (``create=False``) it names no
@@ -229,10 +230,13 @@ def on_stores(
     try:
         return asyncio.run(run())
     except StoreNotFoundError:
+        # A server's URL is named without its password.
+        place, kind = getattr(pending_store, "where", None), "store"
+        if place is None:
+            place, kind = url.removeprefix("sqlite:///"), "file"
         raise Failure(
-            f"{printable(url.removeprefix('sqlite:///'), 300)} holds no roomkit store (it was "
-            "left as it was): name the file the desk keeps its requests in (its `roomkit desk "
-            "--store` URL)",
+            f"{printable(place, 300)} holds no roomkit store (it was left as it was): name "
+            f"the {kind} the desk keeps its requests in (its `roomkit desk --store` URL)",
             2,
         ) from None
     except StoreError as error:

@@ -53,10 +53,12 @@ def open_url(url: str, *, create: bool = True) -> OpenedStores:
     Args:
         url: ``memory``, ``sqlite:///path.db``, ``redis://host:port/db`` or
             ``postgresql://user:password@host:port/db`` (the forms above).
-        create: ``False``: a ``sqlite:///`` file must hold a roomkit store already; its
-            request store raises :class:`~roomkit.core.exceptions.StoreNotFoundError` at
-            first use instead of creating one, and leaves the file as it was (for a command
-            that only reads a store). Redis and PostgreSQL are opened as usual.
+        create: ``False``: the place must hold a roomkit store already (a ``sqlite:///``
+            file with its tables, a PostgreSQL schema with its tables, a Redis database
+            with its keys under the prefix); its request store raises
+            :class:`~roomkit.core.exceptions.StoreNotFoundError` at first use instead of
+            creating one, and leaves the place as it was (for a command that only reads a
+            store).
 
     Returns:
         The two stores, as a pair.
@@ -78,12 +80,12 @@ def open_url(url: str, *, create: bool = True) -> OpenedStores:
     if url.startswith(_REDIS):
         from roomkit.stores.redis import RedisRoomStore, RedisStore
 
-        redis_store = RedisStore(url)
+        redis_store = RedisStore(url, create=create)
         return OpenedStores(redis_store, RedisRoomStore.beside(redis_store))
     if url.startswith(_POSTGRES):
         from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
 
-        postgres_store = PostgresStore(url)
+        postgres_store = PostgresStore(url, create=create)
         return OpenedStores(postgres_store, PostgresRoomStore.beside(postgres_store))
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:").lstrip("/") or "desk.db"

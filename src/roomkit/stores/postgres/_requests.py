@@ -45,7 +45,7 @@ from typing import Any, Unpack
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.exceptions import StoreNotFoundError, StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import (
     Outcome,
@@ -126,6 +126,11 @@ class PostgresStore(PartsFacade):
         outbox_retention_seconds: as :class:`~.sqlite.SQLiteStore`'s (a week by default).
         audit_retention: seconds a closed request's history stays after its last entry
             (at least ``retention_seconds``); ``None`` (the default) keeps every history.
+        create: ``True`` (the default): the schema and the store's tables are created, or
+            migrated, on first use. ``False``: the schema must hold the store's tables
+            already; without them, the first use raises
+            :class:`~roomkit.core.exceptions.StoreNotFoundError` and creates nothing, nor
+            runs any migration (for a program that only reads a store).
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -145,6 +150,7 @@ class PostgresStore(PartsFacade):
         connect_timeout: float = 5.0,
         outbox_retention_seconds: float = KEEP_DONE,
         audit_retention: float | None = None,
+        create: bool = True,
     ) -> None:
         # Kept without bound when infinite: a settled outcome then stays readable for good.
         retention = seconds("retention_seconds", retention_seconds, zero=True, finite=False)
@@ -162,6 +168,7 @@ class PostgresStore(PartsFacade):
         self.schema = check_schema_name(schema)
         """The PostgreSQL schema of the store's tables."""
         self._sql = Statements(self.schema)
+        self._create = bool(create)
         self._link = Link(
             target if target is not None else str(dsn),
             self._migrate,
@@ -222,6 +229,19 @@ class PostgresStore(PartsFacade):
         await self._link.close()
 
     async def _migrate(self, db: AsyncConnection[Any], where: str) -> None:
+        if not self._create:
+            # Looked for before anything is written: the version table, then the requests'.
+            cursor = await db.execute(
+                "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL",
+                (f'"{self.schema}".roomkit_schema', f'"{self.schema}".roomkit_pending'),
+            )
+            row = await cursor.fetchone()
+            if row is None or not row[0]:
+                raise StoreNotFoundError(
+                    f"the PostgreSQL database at {where} holds no roomkit store in schema "
+                    f"{self.schema!r} (no table roomkit_pending): nothing was created or "
+                    "changed in it"
+                )
         await migrate(db, self._sql, where=where, version=VERSION)
 
     def _judged_at(self) -> float | None:

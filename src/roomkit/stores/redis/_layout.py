@@ -23,6 +23,7 @@ class Layout:
         "checkpoints",
         "dirty",
         "keys",
+        "marks",
         "pending",
         "prefix",
         "records",
@@ -54,6 +55,11 @@ class Layout:
         """The signed heads the next checkpoint takes."""
         self.checkpoints = f"{prefix}:cp"
         """The list of checkpoints."""
+        self.marks = (f"{self.changes}:seq", f"{prefix}:rooms:format", self.checkpoints)
+        """The keys that never expire once written, one of which is there wherever a store
+        with this prefix was used: the change log's counter (every create writes it), the
+        room store's format version (written when one opens), the checkpoints. With none of
+        them, the database holds no roomkit store under the prefix."""
 
     def record(self, pending_id: str) -> str:
         """The key of a request's record."""

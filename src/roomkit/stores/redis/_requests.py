@@ -52,7 +52,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from roomkit.core.exceptions import StoreClosedError, StoreError
+from roomkit.core.exceptions import StoreClosedError, StoreError, StoreNotFoundError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
 from roomkit.stores._facade import PartsFacade
@@ -132,6 +132,12 @@ class RedisStore(PartsFacade):
         audit_retention: seconds a closed request's history stays after its last entry
             (at least ``retention_seconds``), expired by the server on its own clock;
             ``None`` (the default) keeps every history.
+        create: ``True`` (the default): the store's keys are written as it is used, on any
+            database. ``False``: the database must hold a store under ``prefix`` already
+            (one of the keys a store leaves for good: the change log's counter, the room
+            store's format version, the checkpoints); without one, the first use
+            raises :class:`~roomkit.core.exceptions.StoreNotFoundError` and writes nothing
+            (for a program that only reads a store).
         timeout: seconds any call waits for the server (connecting and the client's own
             retries included) before it raises StoreUnavailableError saying the server did
             not answer; a settle running again after a fault takes up to ``settle_retry``
@@ -166,6 +172,7 @@ class RedisStore(PartsFacade):
         outbox_retention_seconds: float = KEEP_DONE,
         audit_retention: float | None = None,
         timeout: float | None = None,
+        create: bool = True,
     ) -> None:
         super().__init__(
             retention_seconds=seconds("retention_seconds", retention_seconds, zero=True),
@@ -220,6 +227,7 @@ class RedisStore(PartsFacade):
         self._spending = Spending(client, layout, where, within, self._ensure_open, self.clock)
         self._opened = False
         self._checked = False
+        self._create = bool(create)
         self._opening = SharedOpening()
 
     @property
@@ -237,6 +245,8 @@ class RedisStore(PartsFacade):
 
         Raises:
             StoreUnavailableError: the server cannot be reached.
+            StoreNotFoundError: opened with ``create=False``, and the database holds no
+                store under the prefix.
         """
         self._feed.closed = False
         if not self._opened:
@@ -247,6 +257,12 @@ class RedisStore(PartsFacade):
         """The opening itself: the server answers, and its persistence is read once."""
         async with guard(self._where, within=self.timeout):
             await self._client.ping()
+            found = self._create or await self._client.exists(*self._layout.marks)
+        if not found:
+            raise StoreNotFoundError(
+                f"the Redis database at {self._where} holds no roomkit store under the prefix "
+                f"{self.prefix!r} (no key {self._layout.marks[0]}): nothing was written to it"
+            )
         if not self._checked:
             await check_persistence(self._client, self._where, logger, within=self.timeout)
             self._checked = True
