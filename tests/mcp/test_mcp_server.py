@@ -297,7 +297,7 @@ async def test_a_keyed_call_whose_client_left_is_not_remembered_past_its_deadlin
         assert await durable.aresolve(request.pending_id, "hello")
         assert text_of(await answered.result()) == "hello"
     # The server's own bookkeeping, which nothing outside it can see.
-    assert server._kept == {}
+    assert server._calls.kept == {}
 
 
 async def test_the_server_names_its_version() -> None:

@@ -31,20 +31,14 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.exceptions import MCPError
 
 from roomkit.auth.names import check_actor_name
 from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError, StoreError
-from roomkit.mcp._connections import (
-    Call,
-    OpenCalls,
-    call_of,
-    connection_lifespan,
-    connection_of,
-)
+from roomkit.mcp._calls import CallBook
+from roomkit.mcp._connections import Call, call_of, connection_lifespan
 from roomkit.mcp.waits import (
     StillWaiting,
     held_wait,
@@ -222,19 +216,12 @@ class HumanInputMCPServer:
             on_call_tool=self._call_tool,
         )
         """The SDK server: run it on any transport (``server.run(read, write, ...)``)."""
-        self.server.middleware.append(self._withdraw_cancelled)
+        self._calls = CallBook(handler, max_open_calls)
+        self.server.middleware.append(self._calls.withdraw_cancelled)
         if hold is not None:
             self.server.middleware.append(state_boundary(state_keys, self._actor_of))
-        self._kept: dict[Call, tuple[str, float]] = {}
-        """Keyed calls on a durable store now waiting, by (connection, request id): the
-        request and when its deadline passes (loop time). A call whose client left without
-        a cancellation stays here until then, for a cancellation that may still come."""
-        self._running: dict[Call, str | None] = {}
-        """Calls running now, by (connection, request id): the request each asks, once
-        made. A request id names one running call of its connection."""
         self.max_open_calls = max_open_calls
         """The calls one connection may hold open at once."""
-        self._open = OpenCalls(max_open_calls)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -254,7 +241,8 @@ class HumanInputMCPServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         call = call_of(ctx)
-        if call in self._running:
+        calls = self._calls
+        if call in calls.running:
             # The SDK hands a reused id's cancellation to the newer call only: the older
             # one's request would stay before a person, withdrawn by nobody.
             raise MCPError(
@@ -262,19 +250,16 @@ class HumanInputMCPServer:
                 f"Request id {json.dumps(ctx.request_id)} names a call still running on this "
                 "connection: give every request an id of its own",
             )
-        connection = call[0]
-        if self._open.take(connection) is None:
+        if not calls.enter(call):
             # Each call puts a question before a person: a client flooding calls would
             # fill the desk. Refused before anything is recorded.
-            waiting = self._open.running(connection)
+            waiting = calls.open_calls(call[0])
             logger.warning("Refused an MCP call: %d calls of one connection open", waiting)
             return _error(texts.too_many_waiting(params.name, waiting))
-        self._running[call] = None
         try:
             return await self._serve_call(ctx, params, call)
         finally:
-            del self._running[call]
-            self._open.free(connection)
+            calls.leave(call)
 
     async def _serve_call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, call: Call
@@ -321,7 +306,7 @@ class HumanInputMCPServer:
             # The key named an earlier call of this tool that asked something else: its
             # outcome answers that question, not this one.
             return _error(texts.invalid_arguments(name, _other_call(key)))
-        self._running[call] = pending.pending_id
+        self._calls.asks(call, pending.pending_id)
         kept = key is not None and durable
         if hold is None or pending.status is not PendingInputStatus.PENDING:
             # A retry that finds its request settled replays the outcome at once.
@@ -373,8 +358,7 @@ class HumanInputMCPServer:
         call = call_of(ctx)
         if kept:
             now = asyncio.get_running_loop().time()
-            self._forget_past(now)
-            self._kept[call] = (pending_id, now + self.timeout)
+            self._calls.keep(call, pending_id, now + self.timeout, now)
         waiting = asyncio.create_task(self._report_progress(ctx, pending_id))
         cancelled = False
         try:
@@ -391,8 +375,8 @@ class HumanInputMCPServer:
         except (RequestWithdrawnError, StoreError) as error:
             return _failed(name, error)
         except BaseException:
-            # Cancelled: by the client (withdrawn here, or by _withdraw_cancelled for a kept
-            # request), or by the connection's end (a kept request stays open for its key).
+            # Cancelled: by the client (withdrawn here, or by the call book's middleware for a
+            # kept request), or by the connection's end (a kept request stays open for its key).
             cancelled = True
             if not kept:
                 with anyio.CancelScope(shield=True):
@@ -401,35 +385,8 @@ class HumanInputMCPServer:
         finally:
             waiting.cancel()
             if not cancelled:
-                self._kept.pop(call, None)
+                self._calls.unkeep(call)
         return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
-
-    async def _withdraw_cancelled(
-        self, ctx: ServerRequestContext[Any], call_next: CallNext
-    ) -> HandlerResult:
-        """Middleware: an MCP cancellation of a kept call withdraws its request, and so
-        does one of a running call the SDK no longer knows (its id was given again)."""
-        result = await call_next(ctx)
-        if ctx.method == "notifications/cancelled" and ctx.params is not None:
-            request_id = as_request_id(ctx.params.get("requestId"))
-            if request_id is None:
-                return result
-            call = (connection_of(ctx), coerce_request_id(request_id))
-            kept = self._kept.pop(call, None)
-            pending_id = kept[0] if kept is not None else self._running.get(call)
-            if pending_id is not None:
-                await self.handler.arelease(pending_id)
-        return result
-
-    def _forget_past(self, now: float) -> None:
-        """Drop the kept calls whose deadline has passed: their requests are settled, and
-        nothing is left to withdraw. The oldest come first (one timeout for every call)."""
-        kept = self._kept
-        while kept:
-            call, (_, until) = next(iter(kept.items()))
-            if until > now:
-                return
-            del kept[call]
 
     def _actor_of(self, ctx: ServerRequestContext[Any]) -> str | None:
         """The HTTP caller's authenticated actor, else the configured one."""
