@@ -150,6 +150,26 @@ def test_an_option_of_the_wrong_type_is_refused(option: str, value: Any, message
             build(kit, **options)
 
 
+@pytest.mark.parametrize(
+    "origin",
+    ["https://a.example/app", "https://A.example", "a.example", "https://a.example:443", ""],
+)
+def test_an_allowed_origin_no_browser_sends_is_refused(origin: str) -> None:
+    """An origin the desk could never match (a path, upper case, no scheme, a default
+    port) is refused as the desk is made, not left to refuse every browser later."""
+    kit, handler = kit_with_handler()
+    for build in (Desk, desk_router, create_desk_app):
+        with pytest.raises(ValueError, match="allowed_origins holds origins as a browser"):
+            build(kit, handler=handler, secret=SECRET, allowed_origins=[origin])
+
+
+def test_allowed_origins_take_a_star_an_ipv6_address_and_a_port() -> None:
+    kit, handler = kit_with_handler()
+    origins = ["*", "http://[::1]:8080", "https://a.example:8443/"]
+    desk = Desk(kit, handler=handler, secret=SECRET, allowed_origins=origins)
+    assert desk.allowed_origins == frozenset({"*", "http://[::1]:8080", "https://a.example:8443"})
+
+
 @pytest.mark.parametrize("build", [create_desk_app, desk_router, Desk])
 def test_a_handler_given_where_the_kit_goes_is_refused_saying_how(build: Any) -> None:
     """A handler (or anything else) first, not a kit: one TypeError saying what goes where,

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-__all__ = ["HostRule", "RateLimiter", "host_name"]
+__all__ = ["HostRule", "RateLimiter", "host_name", "is_origin"]
 
 
 class RateLimiter:
@@ -133,3 +133,42 @@ class HostRule:
             f"Host {shown!r} is not a name of this desk: reach it by an address or "
             "localhost, or add the name to its allowed_hosts"
         )
+
+
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*", re.ASCII)
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def is_origin(value: str) -> bool:
+    """Whether ``value`` is ``scheme://host[:port]`` as a browser's ``Origin`` header spells
+    it (one final ``/`` aside): lower case, no path, query, fragment or user, and no default
+    port, which a browser leaves out; a desk's ``allowed_origins`` match it exactly."""
+    scheme, sep, rest = value.removesuffix("/").partition("://")
+    if not sep or not _SCHEME.fullmatch(scheme) or not rest or rest != rest.lower():
+        return False
+    if any(mark in rest for mark in "/?#@\\") or any(ch.isspace() for ch in rest):
+        return False
+    name = host_name(rest)
+    if name is None or not name.strip(".") or (name.startswith("[") and not _bracketed(name)):
+        return False
+    tail = rest[len(name) :] if rest.startswith(name) else "."
+    if not tail:
+        return True
+    port = tail.removeprefix(":")
+    return (
+        tail.startswith(":")
+        and port.isascii()
+        and port.isdigit()
+        and not port.startswith("0")
+        and int(port) <= 65535
+        and _DEFAULT_PORTS.get(scheme) != port
+    )
+
+
+def _bracketed(name: str) -> bool:
+    """Whether ``name`` is an IPv6 address in brackets."""
+    try:
+        ipaddress.IPv6Address(name[1:-1])
+    except ValueError:
+        return False
+    return name.endswith("]")

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import re
 
+from roomkit.auth.traffic import is_origin
 from roomkit.cli._common import Failure, printable
 
 __all__ = ["allowed_hosts", "allowed_origins", "listen_host"]
 
-_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*", re.ASCII)
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
 _ORIGIN_FORM = (
     "--allowed-origin takes an origin as a browser sends it: scheme://host[:port] in lower "
     "case, without path, query or fragment, such as https://desk.example.com or "
@@ -75,37 +73,9 @@ def allowed_origins(values: list[str] | None) -> list[str] | None:
         Failure: a value is not such an origin (exit 2).
     """
     for value in values or ():
-        if value != "*" and not _origin(value):
+        if value != "*" and not is_origin(value):
             raise Failure(f"{_ORIGIN_FORM}; got {printable(value, 80)!r}", 2)
     return values or None
-
-
-def _origin(value: str) -> bool:
-    """Whether ``value`` is ``scheme://host[:port]`` as a browser's ``Origin`` header spells
-    it (the desk drops one final ``/``): lower case, no user, and no default port, which a
-    browser leaves out."""
-    from roomkit.auth.traffic import host_name
-
-    scheme, sep, rest = value.removesuffix("/").partition("://")
-    if not sep or not _SCHEME.fullmatch(scheme) or not rest or rest != rest.lower():
-        return False
-    if any(mark in rest for mark in "/?#@\\") or any(ch.isspace() for ch in rest):
-        return False
-    name = host_name(rest)
-    if name is None or not name.strip(".") or (name.startswith("[") and not _address(name)):
-        return False
-    tail = rest[len(name) :] if rest.startswith(name) else "."
-    if not tail:
-        return True
-    port = tail.removeprefix(":")
-    return (
-        tail.startswith(":")
-        and port.isascii()
-        and port.isdigit()
-        and not port.startswith("0")
-        and int(port) <= 65535
-        and _DEFAULT_PORTS.get(scheme) != port
-    )
 
 
 def _address(host: str) -> bool:

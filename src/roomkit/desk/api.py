@@ -20,6 +20,7 @@ from typing import Unpack
 
 from fastapi import HTTPException
 
+from roomkit.auth.traffic import is_origin
 from roomkit.core.framework import RoomKit
 from roomkit.desk import notifications
 from roomkit.desk.auth import (
@@ -78,7 +79,9 @@ class Desk:
         TypeError: ``kit`` is no ``RoomKit``; an option is not one of those, or not of its
             type (one string for a collection of origins or hosts, an object without
             ``authenticate``).
-        ValueError: an entry of ``allowed_hosts`` is not a host name; the secret is too short.
+        ValueError: an entry of ``allowed_hosts`` is not a host name, or one of
+            ``allowed_origins`` no origin (``scheme://host[:port]`` in lower case, or ``*``);
+            the secret is too short.
     """
 
     def __init__(self, kit: RoomKit, **options: Unpack[DeskOptions]) -> None:
@@ -113,6 +116,12 @@ class Desk:
             raise TypeError(
                 f"allowed_origins is a collection of origins: pass [{origins!r}], not a string"
             )
+        for origin in origins or ():
+            if not isinstance(origin, str) or (origin != "*" and not is_origin(origin)):
+                raise ValueError(
+                    "allowed_origins holds origins as a browser sends them, "
+                    f"scheme://host[:port] in lower case (or * for any): got {origin!r}"
+                )
         self.kit = kit
         self.handler = handler if handler is not None else default_handler(kit)
         self.limits = limits if limits is not None else DeskLimits()
