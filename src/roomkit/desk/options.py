@@ -49,8 +49,9 @@ class DeskOptions(TypedDict, total=False):
     :class:`~roomkit.notify.WebPush` when not given. Plain ``http://`` only to an origin
     named here as such, host and port (``"http://localhost:8080"``)."""
     allowed_origins: Collection[str] | None
-    """The origins a browser may open the WebSocket from (``"*"``: any); the desk's own host
-    only, by default."""
+    """The origins a browser may open the WebSocket from, each as a browser's ``Origin``
+    header spells it (``scheme://host[:port]`` in lower case, no path; ``"*"``: any); the
+    desk's own host only, by default."""
     allowed_hosts: Collection[str] | None
     """``Host`` names the desk answers to besides IP addresses, ``localhost`` and the
     server's own name, such as the DNS name it is served under or reached by through a proxy
