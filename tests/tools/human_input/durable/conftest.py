@@ -24,12 +24,12 @@ def pytest_asyncio_loop_factories(
 
 @pytest.fixture
 async def open_another(store_url: str, store_prefix: str) -> AsyncIterator[Opener]:
-    """Opens stores on the test's file or server, as separate processes would; each is
-    closed at the end."""
+    """Opens stores on the test's file or server, as separate processes would (with the
+    store's options given, else short backstops); each is closed at the end."""
     opened: list[Any] = []
 
-    def another() -> Any:
-        store = open_store(store_url, store_prefix)
+    def another(**options: float) -> Any:
+        store = open_store(store_url, store_prefix, **options)
         opened.append(store)
         return store
 

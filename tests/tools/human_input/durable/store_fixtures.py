@@ -41,5 +41,5 @@ async def chain_breaks(
     }
 
 
-Opener = Callable[[], Any]
-"""``open_another()``: one more store on the test's file or server."""
+Opener = Callable[..., Any]
+"""``open_another(**options)``: one more store on the test's file or server."""

@@ -13,7 +13,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from tests.tools.human_input.durable.cross_process_peer import parked
+from tests.tools.human_input.durable.cross_process_peer import feed_live, parked
 from tests.tools.human_input.durable.store_fixtures import Opener
 from tests.tools.human_input.durable.test_backstop import deafen, looked
 from tests.tools.human_input.stores.store_kit import PATIENCE
@@ -112,11 +112,15 @@ async def test_a_request_created_here_and_withdrawn_elsewhere_ends_its_wait(
 
 @durable
 async def test_a_wait_that_leaves_the_deadline_as_it_is_parks_with_no_trip(
-    open_another: Opener,
+    open_another: Opener, store_kind: str
 ) -> None:
     """The request's deadline comes before the wait's: the deadline in force stays, and the
     wait parks without asking the store to keep it."""
-    handler = HumanInputHandler(store=open_another())
+    # Nothing may make the wait read the request first, as a look begun between the create
+    # and the wait does (the short backstops of ``open_another`` take one whenever the
+    # sweeper still runs an interval on), and so does the feed's RESYNC as it goes live.
+    handler = HumanInputHandler(store=open_another(backstop_interval=LONG))
+    await feed_live(handler, store_kind)
     await one_wait_answered(handler)
     request = await handler.create("AskUserQuestion", QUESTION, timeout=LONG)
 
