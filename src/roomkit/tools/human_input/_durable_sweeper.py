@@ -129,16 +129,35 @@ class Sweeper:
         self._task = sweeper
 
     def _ended(self, sweeper: asyncio.Task[None]) -> None:
-        """The one callback on the sweeper: if it ended while waits remain, tell them."""
-        how = "was cancelled" if sweeper.cancelled() else f"failed ({sweeper.exception()!r})"
+        """The one callback on the sweeper: if it ended while waits remain, tell them.
+
+        One that returned is no failure: nothing was waited on as it ended (a wait that came
+        since starts the next one), or the store closed and it ended each wait with why.
+        """
         if not self._waiters:
+            return
+        if sweeper.cancelled():
+            how = "was cancelled"
+        elif (error := sweeper.exception()) is not None:
+            how = f"failed ({error!r})"
+        else:
+            if sweeper is self._task and not all(
+                watch.settled.done() for watch in self._waiters.values()
+            ):
+                # It returns with nothing waited on or every wait ended: should a wait ever
+                # be left needing it, that wait still starts the next one.
+                self._lost()
             return
         if sweeper is not self._task:
             # A hint that came before this callback has started the next one already.
-            if sweeper.cancelled() or sweeper.exception() is not None:
-                logger.warning("The sweeper of durable waits %s: a new one runs", how)
+            logger.warning("The sweeper of durable waits %s: a new one runs", how)
             return
         logger.warning("The sweeper of durable waits %s: starting a new one", how)
+        self._lost()
+
+    def _lost(self) -> None:
+        """Tell each wait's watch that the sweeper ended: the first wait to notice starts the
+        next one, which reads every waited request."""
         self.reread_all()
         for watch in self._waiters.values():
             watch.lose_sweeper()

@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from tests.tools.human_input.durable.cross_process_peer import parked
 from tests.tools.human_input.stores.store_kit import PATIENCE, FakeClock, logged
 
-from roomkit.core.exceptions import HumanInputTimeoutError, StoreError
+from roomkit.core.exceptions import HumanInputTimeoutError, StoreClosedError, StoreError
 from roomkit.stores.redis import RedisStore
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
@@ -160,6 +160,32 @@ async def test_a_cancelled_sweeper_is_replaced_while_waits_remain(
         with pytest.raises(HumanInputTimeoutError):
             await waiting
     assert len(sweepers) == 2
+
+
+async def test_a_store_closed_under_the_waits_ends_them_and_is_no_sweeper_failure(
+    durable: Durable,
+) -> None:
+    """The sweeper ends each wait with StoreClosedError and ends itself: nothing to report,
+    and nothing to start again."""
+    handler = durable.handler
+    requests = [await handler.create("AskUserQuestion", QUESTION) for _ in range(2)]
+    waits = [
+        asyncio.create_task(handler.wait(request.pending_id, timeout=None)) for request in requests
+    ]
+    async with asyncio.timeout(PATIENCE):
+        await parked(handler, 2, waits)
+    (sweeper,) = [task for task in asyncio.all_tasks() if task.get_name() == SWEEPER]
+
+    with logged("roomkit.tools.human_input", "sweeper of durable waits") as reported:
+        await durable.store.close()
+        async with asyncio.timeout(PATIENCE):
+            await sweeper  # its one callback has run by now: it was added first
+            for wait in waits:
+                with pytest.raises(StoreClosedError):
+                    await wait
+    assert not reported.is_set()
+    assert not [task for task in asyncio.all_tasks() if task.get_name() == SWEEPER]
+    assert handler.statistics().parked_waits == 0
 
 
 async def test_a_fault_no_request_explains_is_retried(durable: Durable, clock: FlakyClock) -> None:
