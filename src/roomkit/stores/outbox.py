@@ -29,12 +29,14 @@ older than the retention and every item of it is done, :meth:`Outbox.purge` drop
 from __future__ import annotations
 
 import asyncio
-import heapq
 import json
-import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from roomkit.stores.memory._outbox import MemoryOutbox
+
 
 __all__ = [
     "COLUMNS",
@@ -62,10 +64,6 @@ ENDING = "settle"
 KEEP_DONE = 7 * 86_400.0
 """Seconds a request's items are kept after its ending, by default (stores take
 ``outbox_retention_seconds``)."""
-
-
-_PURGE_EVERY = 60.0
-"""Seconds between the memory outbox's purges."""
 
 
 STEPS = ""
@@ -316,130 +314,6 @@ class KeepsOutbox(Protocol):
     """The store's outbox: one per store, shared by every handler and notifier on it."""
 
 
-class MemoryOutbox(ClaimingOutbox):
-    """The outbox of a handler whose requests live in this process (the memory store).
-
-    A heap of due times per lane finds the items due without looking at the others; an
-    entry whose item has moved since (claimed, renewed, done) is dropped when it comes up.
-    """
-
-    def __init__(self) -> None:
-        self._items: dict[str, OutboxItem] = {}
-        self._owners: dict[str, str] = {}
-        self._heaps: dict[str, list[tuple[float, str]]] = {}
-        self._by_request: dict[str, set[str]] = {}
-        self._unended: set[str] = set()
-        self._next_purge = -math.inf
-
-    def _put(self, item: OutboxItem) -> None:
-        self._items[item.item_id] = item
-        if not item.done:
-            heapq.heappush(self._heaps.setdefault(item.lane, []), (item.due, item.item_id))
-
-    def _current(self, due: float, item_id: str) -> OutboxItem | None:
-        item = self._items.get(item_id)
-        return item if item is not None and not item.done and item.due == due else None
-
-    def _head(self, lane: str) -> tuple[float, str] | None:
-        """The earliest entry of ``lane`` whose item is still due then, or ``None``."""
-        heap = self._heaps.get(lane, [])
-        while heap and self._current(*heap[0]) is None:
-            heapq.heappop(heap)
-        return heap[0] if heap else None
-
-    async def add(self, items: Sequence[OutboxItem]) -> int:
-        new = 0
-        now = max((item.created for item in items), default=-math.inf)
-        if items and now >= self._next_purge:
-            # The handler's clock is the event loop's: an added item's creation tells it.
-            self._next_purge = now + _PURGE_EVERY
-            await self.purge(now - KEEP_DONE)
-        for item in items:
-            if item.item_id not in self._items:
-                self._put(item)
-                self._by_request.setdefault(item.pending_id, set()).add(item.item_id)
-                if item.item_id == step_id(item.pending_id, ENDING):
-                    self._unended.discard(item.pending_id)
-                elif step_id(item.pending_id, ENDING) not in self._items:
-                    self._unended.add(item.pending_id)
-                new += 1
-        return new
-
-    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
-        named = claim.lanes or {}
-        claimed = []
-        for lane, room in named.items():
-            claimed += self._take(claim, [lane], room)
-        others = [lane for lane in self._heaps if lane not in named]
-        return claimed + self._take(claim, others, claim.limit)
-
-    def _take(self, claim: Claim, lanes: list[str], limit: int) -> list[OutboxItem]:
-        """Up to ``limit`` items due at ``now`` among ``lanes``, earliest first."""
-        claimed: list[OutboxItem] = []
-        while len(claimed) < limit:
-            heads = [(head, lane) for lane in lanes if (head := self._head(lane)) is not None]
-            if not heads:
-                break
-            (due, item_id), lane = min(heads)
-            if due > claim.now:
-                break
-            heapq.heappop(self._heaps[lane])
-            item = self._items[item_id]
-            claimed.append(item)
-            self._put(replace(item, due=claim.until))
-            self._owners[item_id] = claim.owner
-        return claimed
-
-    async def renew(self, item_id: str, owner: str, until: float) -> bool:
-        item = self._items.get(item_id)
-        if item is None or item.done or self._owners.get(item_id) != owner:
-            return False
-        self._put(replace(item, due=until))
-        return True
-
-    async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
-        item = self._items.get(item_id)
-        if item is not None:
-            self._items[item_id] = replace(item, done=True, receipt=receipt)
-            self._owners.pop(item_id, None)
-
-    async def postpone(
-        self, item_id: str, due: float, receipt: dict[str, Any] | None = None
-    ) -> None:
-        item = self._items.get(item_id)
-        if item is not None and not item.done:
-            kept = item.receipt if receipt is None else receipt
-            self._put(replace(item, due=due, attempts=item.attempts + 1, receipt=kept))
-            self._owners.pop(item_id, None)
-
-    async def items_for(self, pending_id: str) -> list[OutboxItem]:
-        return sorted(
-            (self._items[i] for i in self._by_request.get(pending_id, ())),
-            key=lambda i: (i.created, i.item_id),
-        )
-
-    async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
-        heads = [self._head(lane) for lane in (self._heaps if lanes is None else lanes)]
-        return min((head[0] for head in heads if head is not None), default=None)
-
-    async def unended(self) -> list[str]:
-        return list(self._unended)
-
-    async def purge(self, before: float) -> int:
-        gone = 0
-        for pending_id, ids in list(self._by_request.items()):
-            ending = self._items.get(step_id(pending_id, ENDING))
-            if ending is None or not ending.done or ending.created >= before:
-                continue
-            if all(self._items[i].done for i in ids):
-                for item_id in ids:
-                    del self._items[item_id]
-                    self._owners.pop(item_id, None)
-                del self._by_request[pending_id]
-                gone += len(ids)
-        return gone
-
-
 def now_of(handler: Any) -> float:
     """The time on the clock ``handler``'s outbox and deadlines use: the store's on a
     durable store, the running event loop's on the memory store."""
@@ -458,3 +332,12 @@ def outbox_for(handler: Any) -> Outbox:
     """
     outbox: Outbox = handler.outbox
     return outbox
+
+
+def __getattr__(name: str) -> Any:
+    # The memory outbox lives with the memory store, whose module builds on this one.
+    if name == "MemoryOutbox":
+        from roomkit.stores.memory._outbox import MemoryOutbox
+
+        return MemoryOutbox
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

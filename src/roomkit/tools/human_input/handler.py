@@ -30,7 +30,8 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.people import Directory
 from roomkit.stores.base import DurableStore, SpendLedger
 from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
-from roomkit.stores.outbox import KeepsOutbox, MemoryOutbox
+from roomkit.stores.memory._outbox import FINISHED_KEPT, MemoryOutbox
+from roomkit.stores.outbox import KeepsOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
 from roomkit.tools.human_input._approving import Approving
@@ -99,6 +100,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
     ) -> None:
         announcer = Announcer(self.areject)
         log: HistoryKeeper
+        kept = FINISHED_KEPT
         engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
             engine = DurableEngine(store, announcer)
@@ -109,13 +111,16 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             keeps = isinstance(memory, HistoryLog)
             engine = MemoryEngine(memory, announcer, trail=not keeps)
             log = memory if isinstance(memory, HistoryLog) else MemoryTrail(memory)
+            # What became of a request's notices stays readable as long as its history.
+            histories = getattr(memory, "audit_retention", None)
+            kept = max(kept, histories) if isinstance(histories, int) else kept
         super().__init__(
             engine,
             Decisions(engine, log),
             announcer,
             getattr(log, "trail", None),
             store if isinstance(store, SpendLedger) else MemoryLedger(),
-            store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox(),
+            store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox(finished=kept),
         )
         self._new = RequestMaker(announcer).make
         self.grants: GrantStore = store.grants if isinstance(store, KeepsGrants) else MemoryGrants()
