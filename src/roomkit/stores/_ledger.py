@@ -76,13 +76,22 @@ class MemoryLedger:
 
     Args:
         clock: the ledger's clock, in seconds since the epoch.
+        forgets: says which unexpired entries the ledger may forget all the same when it
+            looks for expired ones (the marks of requests its handler let go); none by
+            default.
     """
 
-    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.time,
+        forgets: Callable[[str], bool] | None = None,
+    ) -> None:
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
         self.clock = clock
         """The ledger's clock: entries expire on it."""
+        self._forgets = forgets
         self._entries: dict[str, tuple[float, float | None]] = {}
         # The size at which to look for expired entries next: twice what a look left, so
         # that a ledger of live entries is not scanned on every spend.
@@ -125,7 +134,12 @@ class MemoryLedger:
 
     def _prune(self, now: float) -> None:
         # An expired entry reads as absent anyway: it need not be kept.
-        for entry in [key for key, (_, until) in self._entries.items() if not _alive(until, now)]:
+        forgets = self._forgets
+        for entry in [
+            key
+            for key, (_, until) in self._entries.items()
+            if not _alive(until, now) or (forgets is not None and forgets(key))
+        ]:
             del self._entries[entry]
         self._prune_at = max(_PRUNE_AT, 2 * len(self._entries))
 

@@ -51,6 +51,7 @@ from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
 from roomkit.tools.human_input._routed import answered_for, routed
+from roomkit.tools.human_input._shown_marks import stale_marks
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -101,6 +102,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         announcer = Announcer(self.areject)
         log: HistoryKeeper
         kept = FINISHED_KEPT
+        holds = None
         engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
             engine = DurableEngine(store, announcer)
@@ -114,12 +116,13 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             # What became of a request's notices stays readable as long as its history.
             histories = getattr(memory, "audit_retention", None)
             kept = max(kept, histories) if isinstance(histories, int) else kept
+            holds = getattr(memory, "holds", None)
         super().__init__(
             engine,
             Decisions(engine, log),
             announcer,
             getattr(log, "trail", None),
-            store if isinstance(store, SpendLedger) else MemoryLedger(),
+            store if isinstance(store, SpendLedger) else MemoryLedger(forgets=stale_marks(holds)),
             store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox(finished=kept),
         )
         self._new = RequestMaker(announcer).make

@@ -39,6 +39,7 @@ from collections.abc import Collection, Iterable
 
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.outbox import now_of
+from roomkit.tools.human_input._shown_marks import mark
 from roomkit.tools.human_input.handler import HumanInputHandler
 from roomkit.tools.human_input.stores import new_entry
 
@@ -82,7 +83,7 @@ class ShownTrail:
         Those ``surface`` showed before, through any process on the store, are skipped.
         Never raises: a failing store is logged.
         """
-        names = {_mark(pending_id, surface): pending_id for pending_id in pending_ids}
+        names = {mark(pending_id, surface): pending_id for pending_id in pending_ids}
         fresh = [name for name in names if name not in self._recorded]
         if not fresh:
             return 0
@@ -202,8 +203,3 @@ class ShownTrail:
             error,
             extra={"event": "shown_failed", "pending_id": pending_id, "surface": surface},
         )
-
-
-def _mark(pending_id: str, surface: str) -> str:
-    """The ledger entry spent when ``surface`` first shows the request."""
-    return f"notify:shown:{pending_id}:{surface}"
