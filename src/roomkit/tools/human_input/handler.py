@@ -30,7 +30,6 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.people import Directory
 from roomkit.stores.base import DurableStore, SpendLedger
 from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
-from roomkit.stores.memory._outbox import FINISHED_KEPT, MemoryOutbox
 from roomkit.stores.outbox import KeepsOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
 from roomkit.tools.human_input._answering import answer, refuse
@@ -47,11 +46,11 @@ from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._keys import check_same_call
 from roomkit.tools.human_input._memory_engine import MemoryEngine
+from roomkit.tools.human_input._memory_facets import memory_ledger, memory_outbox
 from roomkit.tools.human_input._memory_trail import MemoryTrail
 from roomkit.tools.human_input._reading import HandlerReads
 from roomkit.tools.human_input._requests import RequestMaker
 from roomkit.tools.human_input._routed import answered_for, routed
-from roomkit.tools.human_input._shown_marks import stale_marks
 from roomkit.tools.human_input._typed_answers import (
     AnswerSchema,
     T,
@@ -62,7 +61,6 @@ from roomkit.tools.human_input._typed_answers import (
 from roomkit.tools.human_input.stores import (
     AnchoredHistory,
     HistoryLog,
-    MemoryLedger,
     MemoryStore,
     PendingStore,
 )
@@ -101,8 +99,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
     ) -> None:
         announcer = Announcer(self.areject)
         log: HistoryKeeper
-        kept = FINISHED_KEPT
-        holds = None
+        memory: PendingStore | None = None
         engine: MemoryEngine | DurableEngine
         if isinstance(store, DurableStore):
             engine = DurableEngine(store, announcer)
@@ -113,17 +110,13 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             keeps = isinstance(memory, HistoryLog)
             engine = MemoryEngine(memory, announcer, trail=not keeps)
             log = memory if isinstance(memory, HistoryLog) else MemoryTrail(memory)
-            # What became of a request's notices stays readable as long as its history.
-            histories = getattr(memory, "audit_retention", None)
-            kept = max(kept, histories) if isinstance(histories, int) else kept
-            holds = getattr(memory, "holds", None)
         super().__init__(
             engine,
             Decisions(engine, log),
             announcer,
             getattr(log, "trail", None),
-            store if isinstance(store, SpendLedger) else MemoryLedger(forgets=stale_marks(holds)),
-            store.outbox if isinstance(store, KeepsOutbox) else MemoryOutbox(finished=kept),
+            store if isinstance(store, SpendLedger) else memory_ledger(memory),
+            store.outbox if isinstance(store, KeepsOutbox) else memory_outbox(memory),
         )
         self._new = RequestMaker(announcer).make
         self.grants: GrantStore = store.grants if isinstance(store, KeepsGrants) else MemoryGrants()
