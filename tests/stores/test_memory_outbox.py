@@ -38,7 +38,7 @@ def traced() -> int:
 async def test_finished_requests_leave_nothing_behind() -> None:
     """6,000 requests told of hold what 1,500 hold: the items of the last 1,024 finished.
 
-    Before, each kept its four items for a week (about 1.5 kB): 7 MB more here.
+    Before, each kept its four items for a week (about 2 kB): 10 MB more here.
     """
     outbox = HumanInputHandler().outbox
     tracemalloc.start()
