@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from roomkit.stores.memory._outbox import MemoryOutbox
+    from roomkit.stores.memory import MemoryOutbox
 
 
 __all__ = [
@@ -337,7 +337,7 @@ def outbox_for(handler: Any) -> Outbox:
 def __getattr__(name: str) -> Any:
     # The memory outbox lives with the memory store, whose module builds on this one.
     if name == "MemoryOutbox":
-        from roomkit.stores.memory._outbox import MemoryOutbox
+        from roomkit.stores.memory import MemoryOutbox
 
         return MemoryOutbox
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

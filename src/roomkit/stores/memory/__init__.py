@@ -8,11 +8,12 @@
 from roomkit.core.store import InMemoryStore
 from roomkit.stores._ledger import MemoryLedger
 from roomkit.stores.memory._history import MemoryHistory
-from roomkit.stores.memory._outbox import MemoryOutbox
+from roomkit.stores.memory._outbox import FINISHED_KEPT, MemoryOutbox
 from roomkit.stores.memory._requests import MemoryStore
 from roomkit.stores.memory._trail import AnchoredHistory, CarriedTrail, MemoryTrail
 
 __all__ = [
+    "FINISHED_KEPT",
     "AnchoredHistory",
     "CarriedTrail",
     "InMemoryStore",

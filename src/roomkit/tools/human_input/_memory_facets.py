@@ -4,13 +4,12 @@ Both live in this process as long as the handler does, so each holds what the st
 requests for, not what a week of requests leaves: the ledger forgets the ``shown`` marks of
 the requests the store let go (:mod:`roomkit.tools.human_input._shown_marks`), and the
 outbox keeps what became of the notices of as many finished requests as the store keeps
-histories of, and at least :data:`~roomkit.stores.memory._outbox.FINISHED_KEPT`.
+histories of, and at least :data:`~roomkit.stores.memory.FINISHED_KEPT`.
 """
 
 from __future__ import annotations
 
-from roomkit.stores._ledger import MemoryLedger
-from roomkit.stores.memory._outbox import FINISHED_KEPT, MemoryOutbox
+from roomkit.stores.memory import FINISHED_KEPT, MemoryLedger, MemoryOutbox
 from roomkit.tools.human_input._shown_marks import stale_marks
 
 __all__ = ["memory_ledger", "memory_outbox"]
