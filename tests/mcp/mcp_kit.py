@@ -23,6 +23,20 @@ from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.mcp import MCPTools
 
+PROTOCOL = "2025-11-25"
+"""The protocol version the hand-written clients speak."""
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": PROTOCOL,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+"""A hand-written client's first message."""
+
 
 class Call:
     """One tool call running in the background, and the progress it was sent."""
@@ -166,15 +180,7 @@ class RawPeer:
             running = asyncio.create_task(
                 self.server.run(*served, self.server.create_initialization_options())
             )
-            await self.request(
-                1,
-                "initialize",
-                {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            )
+            await self.send(INITIALIZE)
             self.initialized = await self.receive()
             await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             self.running = running

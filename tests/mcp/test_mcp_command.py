@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from tests.desk.desk_harness import SECRET, bearer, serve
-from tests.mcp.mcp_kit import Call, open_request, text_of
+from tests.mcp.mcp_kit import INITIALIZE, Call, open_request, text_of
 
 from roomkit.cli import main
 from roomkit.desk import issue_answer_link, issue_token
@@ -144,16 +144,7 @@ async def test_stdout_carries_the_protocol_only(tmp_path: Path) -> None:
     )
     assert process.stdin is not None
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {
@@ -226,16 +217,7 @@ async def test_stdio_answers_a_message_its_parser_cannot_read(tmp_path: Path) ->
     )
     assert process.stdin is not None
     assert process.stdout is not None
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
+    initialize = INITIALIZE
     lines = [
         json.dumps(initialize).encode(),
         b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
@@ -275,16 +257,7 @@ async def test_stdio_refuses_a_message_that_names_a_key_twice(tmp_path: Path) ->
     )
     assert process.stdin is not None
     assert process.stdout is not None
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
+    initialize = INITIALIZE
     lines = [
         json.dumps(initialize).encode(),
         b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
@@ -406,16 +379,7 @@ def test_a_client_that_stops_reading_ends_it_without_a_traceback(tmp_path: Path)
     )
     assert process.stdout is not None
     process.stdout.close()
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
+    initialize = INITIALIZE
     try:
         _, err = process.communicate(json.dumps(initialize).encode() + b"\n", timeout=60)
     finally:

@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from tests.desk.desk_harness import SECRET
-from tests.mcp.mcp_kit import Call, settled, text_of
+from tests.mcp.mcp_kit import INITIALIZE, PROTOCOL, Call, settled, text_of
 
 from roomkit.auth import issue_answer_link, issue_sign_in_link, issue_token
 from roomkit.mcp import KEY_META, HumanInputMCPServer
@@ -33,17 +33,6 @@ from roomkit.models.pending_input import PendingInputStatus
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
-PROTOCOL = "2025-11-25"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": PROTOCOL,
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
