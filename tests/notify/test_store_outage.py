@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,22 @@ class Said(logging.Handler):
                 self.unreachable.set()
 
 
+@contextmanager
+def notifier_log(*handlers: logging.Handler) -> Iterator[logging.Logger]:
+    """The notifier's logger at DEBUG with ``handlers`` listening, as it was afterwards."""
+    logger = logging.getLogger("roomkit.notify")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    for handler in handlers:
+        logger.addHandler(handler)
+    try:
+        yield logger
+    finally:
+        for handler in handlers:
+            logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 @pytest.fixture(params=["postgres", "redis"])
 def server(
     request: pytest.FixtureRequest, tmp_path: Path
@@ -61,12 +78,8 @@ async def test_the_notifier_carries_on_once_its_store_is_back(
     else:
         store = RedisStore(server.url, prefix=name)
     said = Said()
-    logger = logging.getLogger("roomkit.notify")
-    level = logger.level
-    logger.setLevel(logging.DEBUG)
-    logger.addHandler(said)
     recorder = Recorder()
-    try:
+    with notifier_log(said):
         async with store:
             handler = HumanInputHandler(store=store)
             async with Notifier(handler, [recorder], poll=0.05):
@@ -86,9 +99,6 @@ async def test_the_notifier_carries_on_once_its_store_is_back(
                     await recorder.wait_until(lambda seen: len(seen) == 2)
             assert [recipient for _, recipient in recorder.seen()] == ["alice", "bob"]
             await handler.close()
-    finally:
-        logger.removeHandler(said)
-        logger.setLevel(level)
 
 
 @pytest.mark.timeout(120)
@@ -102,13 +112,11 @@ async def test_a_request_made_as_its_turn_fails_is_still_announced(tmp_path: Pat
 
     path = tmp_path / "locked.db"
     said = Said(turns=1)
-    logger = logging.getLogger("roomkit.notify")
-    level = logger.level
-    logger.setLevel(logging.DEBUG)
-    logger.addHandler(said)
     recorder = Recorder()
-    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    try:
+    with (
+        notifier_log(said),
+        closing(sqlite3.connect(path, isolation_level=None, check_same_thread=False)) as other,
+    ):
         async with SQLiteStore(path, busy_timeout=0.2) as store:
             handler = HumanInputHandler(store=store)
             async with Notifier(handler, [recorder], poll=0.05):
@@ -128,10 +136,6 @@ async def test_a_request_made_as_its_turn_fails_is_still_announced(tmp_path: Pat
             # Alice's delivery, whose record the lock held up too, may come twice.
             assert {recipient for _, recipient in recorder.seen()} == {"alice", "bob"}
             await handler.close()
-    finally:
-        other.close()
-        logger.removeHandler(said)
-        logger.setLevel(level)
 
 
 @pytest.mark.timeout(120)
@@ -148,12 +152,10 @@ async def test_a_request_settled_before_its_steps_are_recorded_is_told_how_it_en
 
     path = tmp_path / "locked.db"
     said = Said(turns=1)
-    logger = logging.getLogger("roomkit.notify")
-    level = logger.level
-    logger.setLevel(logging.DEBUG)
-    logger.addHandler(said)
-    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    try:
+    with (
+        notifier_log(said),
+        closing(sqlite3.connect(path, isolation_level=None, check_same_thread=False)) as other,
+    ):
         async with SQLiteStore(path, busy_timeout=0) as store, Receiver() as receiver:
             handler = HumanInputHandler(store=store)
             webhook = Webhook(receiver.url, receiver.secret)
@@ -176,10 +178,6 @@ async def test_a_request_settled_before_its_steps_are_recorded_is_told_how_it_en
             told = [(body["pending_id"], body["type"]) for _, body in receiver.deliveries]
             assert told == [(request.pending_id, "question_settled")]
             await handler.close()
-    finally:
-        other.close()
-        logger.removeHandler(said)
-        logger.setLevel(level)
 
 
 class Named(logging.Handler):
@@ -220,10 +218,7 @@ async def test_a_notice_sent_as_the_server_crashed_is_recorded_once_it_is_back(
         arrived.set()
         await release.wait()
 
-    logger = logging.getLogger("roomkit.notify")
-    level = logger.level
-    logger.setLevel(logging.DEBUG)
-    try:
+    with notifier_log() as logger:
         async with store, Receiver(before_reply=hold) as receiver:
             handler = HumanInputHandler(store=store)
             notifier = Notifier(handler, [Webhook(receiver.url, receiver.secret)], poll=0.05)
@@ -252,5 +247,3 @@ async def test_a_notice_sent_as_the_server_crashed_is_recorded_once_it_is_back(
             assert [(item.done, item.receipt) for item in sent] == [(True, {"status": 200})]
             assert receiver.attempts == 1
             await handler.close()
-    finally:
-        logger.setLevel(level)
