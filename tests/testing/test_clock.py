@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import selectors
 import socket
 import textwrap
 import threading
+from typing import Any
 
 import pytest
 
@@ -125,6 +127,64 @@ def test_work_in_a_thread_completes_when_no_timer_is_due() -> None:
         return result, loop.time()
 
     assert run_virtual(main()) == (6, 0.0)
+
+
+class GateOpenedWhenWaited(selectors.DefaultSelector):
+    """A real selector that opens ``gate`` when the loop really waits on it with a timer due."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        super().__init__()
+        self.gate = gate
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout:
+            self.gate.set()
+        return super().select(timeout)
+
+
+def on_loop(loop: VirtualClockLoop, gate: threading.Event, main: Any) -> Any:
+    """Run ``main()`` on ``loop``, then open the gate so that no thread is left blocked."""
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        gate.set()
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+
+
+def test_a_thread_answers_before_a_timer_that_is_due_fires() -> None:
+    """The thread's job ends only once the loop really waits: the clock stands still for it."""
+    gate = threading.Event()
+
+    async def main() -> tuple[bool, float]:
+        loop = asyncio.get_running_loop()
+        opened = await asyncio.wait_for(asyncio.to_thread(gate.wait, 30), timeout=1)
+        return opened, loop.time()
+
+    loop = VirtualClockLoop(GateOpenedWhenWaited(gate))
+    assert on_loop(loop, gate, main) == (True, 0.0)
+
+
+@pytest.mark.parametrize("thread_wait", [0, 0.05])
+def test_a_timer_wins_once_the_thread_wait_is_spent(thread_wait: float) -> None:
+    """With ``thread_wait=0`` the clock never waits; past its ``thread_wait`` a job that has
+    not answered no longer holds the clock."""
+    gate = threading.Event()
+
+    async def main() -> float:
+        loop = asyncio.get_running_loop()
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(asyncio.to_thread(gate.wait, 30), timeout=1)
+        return loop.time()
+
+    loop = VirtualClockLoop(thread_wait=thread_wait)
+    assert on_loop(loop, gate, main) == 1.0
+
+
+@pytest.mark.parametrize("thread_wait", [-1, float("inf"), float("nan")])
+def test_a_thread_wait_that_is_no_finite_duration_is_refused(thread_wait: float) -> None:
+    with pytest.raises(ValueError, match="thread_wait"):
+        VirtualClockLoop(thread_wait=thread_wait)
 
 
 def test_another_thread_can_wake_an_idle_loop() -> None:

@@ -6,9 +6,12 @@ timer instead of sleeping. ``await asyncio.sleep(3600)`` returns at once with
 ``loop.time()`` one hour later, and a ``wait(..., timeout=300)`` that nobody answers times out
 in microseconds of real time, in the same order it would in real time.
 
-Timers win over work that is still in flight outside the loop: a socket or a thread that
-would answer in a few real milliseconds is not waited for while a timer is scheduled. Use the
-loop for code whose outcome depends on the loop's own timers, not on real I/O latency.
+Work the loop handed to a thread (``asyncio.to_thread``, ``loop.run_in_executor``) is waited
+for before the clock jumps, up to ``thread_wait`` real seconds a job (5 by default): a file
+read in a thread finishes at the same virtual time it began, however busy the machine is.
+Sockets are not waited for: a peer that would answer in a few real milliseconds loses to a
+timer that is scheduled. Use the loop for code whose outcome depends on the loop's own
+timers, not on real network latency.
 
 ::
 
@@ -38,25 +41,44 @@ from __future__ import annotations
 
 import asyncio
 import selectors
+import time
 from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from _typeshed import FileDescriptorLike
 
 __all__ = ["VirtualClockLoop", "advance", "run_virtual", "virtual_runner"]
 
 _T = TypeVar("_T")
+_Ts = TypeVarTuple("_Ts")
 
 _SelectResult = list[tuple[selectors.SelectorKey, int]]
 
 
 class _VirtualSelector(selectors.BaseSelector):
-    """A selector that polls its inner selector and advances the clock instead of blocking."""
+    """A selector that polls its inner selector and advances the clock instead of blocking.
 
-    def __init__(self, inner: selectors.BaseSelector, advance: Callable[[float], None]) -> None:
+    While a thread works for the loop, it waits (really) for the thread's answer first.
+    """
+
+    def __init__(
+        self, inner: selectors.BaseSelector, advance: Callable[[float], None], thread_wait: float
+    ) -> None:
         self._inner = inner
         self._advance = advance
+        self.thread_wait = thread_wait
+        self.jobs: dict[int, float] = {}
+        """The jobs in threads, by id: the real time past which the clock stops waiting."""
+
+    def _real_wait(self) -> float:
+        """Real seconds to wait for a thread's answer before the clock may jump."""
+        if not self.jobs:
+            return 0.0
+        now = time.monotonic()
+        return max(0.0, max(self.jobs.values()) - now)
 
     def register(
         self, fileobj: FileDescriptorLike, events: int, data: Any = None
@@ -77,6 +99,10 @@ class _VirtualSelector(selectors.BaseSelector):
             return self._inner.select(None)
         events = self._inner.select(0)
         if not events and timeout > 0:
+            # A thread's answer wakes the loop through its self-pipe: the clock stands still.
+            wait = self._real_wait()
+            if wait > 0:
+                return self._inner.select(wait)
             self._advance(timeout)
         return events
 
@@ -102,14 +128,43 @@ class VirtualClockLoop(asyncio.SelectorEventLoop):
         selector: the real selector to poll for I/O; a ``selectors.DefaultSelector`` when
             ``None``.
         start: the virtual time the clock starts at, in seconds.
+        thread_wait: the real seconds the clock waits, at most, for a job handed to a
+            thread (``run_in_executor``, ``asyncio.to_thread``) before it jumps anyway;
+            ``0`` never waits.
+
+    Raises:
+        ValueError: ``thread_wait`` is negative or not a finite number.
     """
 
     def __init__(
-        self, selector: selectors.BaseSelector | None = None, *, start: float = 0.0
+        self,
+        selector: selectors.BaseSelector | None = None,
+        *,
+        start: float = 0.0,
+        thread_wait: float = 5.0,
     ) -> None:
         self._virtual_now = float(start)
         inner = selector if selector is not None else selectors.DefaultSelector()
-        super().__init__(_VirtualSelector(inner, self._advance))
+        self._waits = _VirtualSelector(inner, self._advance, 0.0)
+        super().__init__(self._waits)
+        if not 0 <= thread_wait < float("inf"):
+            self.close()
+            raise ValueError(
+                f"thread_wait must be a finite number of seconds >= 0, not {thread_wait!r}"
+            )
+        self._waits.thread_wait = float(thread_wait)
+
+    def run_in_executor(
+        self, executor: Executor | None, func: Callable[[*_Ts], _T], *args: *_Ts
+    ) -> asyncio.Future[_T]:
+        """As on any loop; the clock waits for the job's answer before it jumps."""
+        future = super().run_in_executor(executor, func, *args)
+        waits = self._waits
+        if waits.thread_wait:
+            jobs = waits.jobs
+            jobs[id(future)] = time.monotonic() + waits.thread_wait
+            future.add_done_callback(lambda done: jobs.pop(id(done), None))
+        return future
 
     def time(self) -> float:
         """The virtual time, in seconds; it moves only when the loop would otherwise sleep."""
