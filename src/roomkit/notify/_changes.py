@@ -7,9 +7,17 @@ once a turn (:meth:`HeardChanges.record`); an id added again to the outbox adds 
 recording a change twice is harmless.
 
 While the store is away the changes are held as they are, oldest first, up to
-:data:`HELD`: a catch-up finds what is open and what the outbox holds, not a request the
-outbox never held that settled meanwhile, whose ending would then go untold. Past the bound,
-or after a fault that may come back with the same changes, a catch-up stands for them.
+:data:`HELD`. Past the bound, or after a fault that may come back with the same changes, a
+catch-up stands for them: it finds what is open and what the outbox holds, and, on a store
+that keeps a change log (:class:`~roomkit.stores.base.ChangeTracking`: SQLite, Redis,
+PostgreSQL), every request changed since the notifier's *mark*. The mark is where the log
+stood at the last look whose steps reached the outbox; each recording looks at the log again
+(a catch-up adds the steps of the requests it names), and only once the steps are in the
+outbox does the mark move on. So a request made and settled while the changes could not be recorded is still
+told how it ended, however many changes were dropped for a catch-up, as long as the log can
+still name them (see :mod:`roomkit.notify._change_log`); a step already in the outbox is
+added again as nothing, so nothing is told twice. The memory store keeps no such log, and
+never goes away.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ import logging
 from collections.abc import Iterable
 
 from roomkit.core.exceptions import StoreClosedError, StoreUnavailableError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.notify._change_log import ChangeLook
 from roomkit.notify._first_notice import OWED
 from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.stores.outbox import ENDING, Outbox, OutboxItem, now_of, step_id
@@ -49,6 +59,8 @@ class HeardChanges:
         self._changes: dict[PendingChange, None] = {}
         # Whether the store was away when the changes were last to be recorded.
         self._holding = False
+        # The store's change log, read from the mark of the last recording that went in.
+        self._log = ChangeLook(handler.store)
 
     def __bool__(self) -> bool:
         return bool(self._changes)
@@ -71,7 +83,15 @@ class HeardChanges:
         taken = list(self._changes)
         self._changes.clear()
         try:
-            await self.outbox.add(await self._steps_of(taken))
+            # The log first: a change made after this look is named by the next one. Only a
+            # catch-up needs what it names; the changes heard name it all otherwise.
+            catching_up = RESYNC in taken
+            look = await self._log.look(caught_up=not catching_up)
+            items = await self._steps_of(taken)
+            if catching_up:
+                items = _once(items + await self._steps_of_changed(look.changed, taken))
+            await self.outbox.add(items)
+            self._log.recorded(look)
             self._holding = False
         except BaseException as error:
             # Nothing of them was kept: they are owed again, ahead of those heard since.
@@ -79,8 +99,8 @@ class HeardChanges:
             self._holding = isinstance(error, StoreUnavailableError | StoreClosedError)
             if not self._holding or len(held) > HELD:
                 # A fault that may come back with the same changes, or too many of them: the
-                # next turn catches up from the store (what is open, what ended), and tells
-                # again of the votes.
+                # next turn catches up from the store (what is open, what ended, what its
+                # change log names since the mark), and tells again of the votes.
                 held = _catch_up_instead(held, held=self._holding)
             self._changes = held
             raise
@@ -104,6 +124,28 @@ class HeardChanges:
                 items += await self._catch_up(now)
         return items
 
+    async def _steps_of_changed(
+        self, changed: frozenset[str], taken: list[PendingChange]
+    ) -> list[OutboxItem]:
+        """The steps of the requests the change log names: an announcement for each
+        (owed first, as at a catch-up), an ending for each settled, and what an edit owes.
+        A request heard settled needs no read: its steps are known."""
+        now = now_of(self.handler)
+        settled = {c.pending_id for c in taken if c.kind is PendingChangeKind.SETTLED} & changed
+        items: list[OutboxItem] = []
+        for pending_id in sorted(settled):
+            items += [_step(pending_id, "announce", now, due=OWED), _step(pending_id, ENDING, now)]
+        for request in await self._log.records(changed - settled):
+            pending_id = request.pending_id
+            items.append(_step(pending_id, "announce", now, due=OWED))
+            if request.status is not PendingInputStatus.PENDING:
+                items.append(_step(pending_id, ENDING, now))
+            else:
+                edited = _edited_step(request, now)
+                if edited is not None:
+                    items.append(edited)
+        return items
+
     async def _catch_up(self, now: float) -> list[OutboxItem]:
         """The steps owed after changes may have been missed (a restart, a reconnect).
 
@@ -125,16 +167,30 @@ class HeardChanges:
         """The step that tells the approvers of an edit, when the last vote was one (its
         id names the vote: a repeated hint adds nothing)."""
         request = await self.handler.get_request(pending_id)
-        if request is None or not request.votes or request.votes[-1].decision != "edit":
-            return None
-        item_id = f"{pending_id}.edited.{len(request.votes)}"
-        return OutboxItem(item_id, pending_id, now, {"job": "edited"}, created=now)
+        return None if request is None else _edited_step(request, now)
+
+
+def _edited_step(request: PendingInput, now: float) -> OutboxItem | None:
+    """The step that tells the approvers of an edit, when ``request``'s last vote was one."""
+    if not request.votes or request.votes[-1].decision != "edit":
+        return None
+    pending_id = request.pending_id
+    item_id = f"{pending_id}.edited.{len(request.votes)}"
+    return OutboxItem(item_id, pending_id, now, {"job": "edited"}, created=now)
 
 
 def _step(pending_id: str, job: str, now: float, *, due: float | None = None) -> OutboxItem:
     """The step ``job`` of a request, added at ``now``, due then unless ``due`` says."""
     at = now if due is None else due
     return OutboxItem(step_id(pending_id, job), pending_id, at, {"job": job}, created=now)
+
+
+def _once(items: list[OutboxItem]) -> list[OutboxItem]:
+    """One of each step in ``items``, the first of its id, in order."""
+    first: dict[str, OutboxItem] = {}
+    for item in items:
+        first.setdefault(item.item_id, item)
+    return list(first.values())
 
 
 def _catch_up_instead(
@@ -145,8 +201,8 @@ def _catch_up_instead(
     away, and were too many."""
     if held:
         logger.warning(
-            "notifier: over %d changes wait for the store; a catch-up stands for them (a "
-            "request neither open nor in the outbox once it is back is not told how it ended)",
+            "notifier: over %d changes wait for the store; a catch-up from the store's change "
+            "log stands for them",
             HELD,
         )
     votes = (change for change in changes if change.kind is PendingChangeKind.VOTED)
