@@ -381,6 +381,33 @@ async def test_a_turn_cut_during_the_decision_tells_on_tool_cancelled(build: Bui
     assert (report.cancelled, report.is_error) == (True, True)
 
 
+async def test_the_calls_a_turn_stops_at_its_round_limit_are_told_or_reported(
+    build: Build,
+) -> None:
+    """At ``max_tool_rounds`` the response's calls run no more: one the provider ran is
+    reported as it ran, and one the handler was never asked goes to ``on_tool_cancelled``."""
+    sandbox = Sandbox()
+    h = await build(
+        round_of(tool_call("lookup")),
+        round_of(served_call("42", id="tc-2"), tool_call("Bash", id="tc-3")),
+        tools=[LOOKUP],
+        human=None,
+        max_tool_rounds=1,
+        external_tool_handler=sandbox,
+    )
+
+    async def lookup(name: str, arguments: dict[str, Any]) -> str:
+        return "again"
+
+    h.ai.tool_handler = lookup
+
+    await h.say()
+
+    assert sandbox.asked == []
+    assert sandbox.told == [("result", "Bash", "42"), ("cancelled", "Bash", "tc-3")]
+    assert (h.report("tc-2").outcome, h.report("tc-3").outcome) == ("served", "cancelled")
+
+
 async def test_a_policy_handler_runs_before_tool_use_through_the_channel(build: Build) -> None:
     sandbox = PolicyExternalToolHandler()
     h = await build(

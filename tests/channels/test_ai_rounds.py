@@ -146,6 +146,42 @@ async def test_max_tool_rounds_ends_a_turn_that_keeps_calling(build: Build) -> N
     assert result.responses == ()
 
 
+async def test_the_calls_a_turn_stops_at_its_round_limit_are_reported_cut(build: Build) -> None:
+    """The calls of the response that reaches ``max_tool_rounds`` never run, and each is
+    reported to ON_TOOL_CALL as cancelled, once."""
+    h = await build(
+        round_of(tool_call("lookup")),
+        round_of(tool_call("lookup", id="tc-2"), ask(id="tc-3")),
+        tools=[LOOKUP],
+        max_tool_rounds=1,
+    )
+    asked: list[Any] = []
+    h.kit.hook(INPUT)(_record(asked))
+
+    async def lookup(name: str, arguments: dict[str, Any]) -> str:
+        return "again"
+
+    h.ai.tool_handler = lookup
+
+    await h.say()
+
+    assert asked == []
+    assert [(r.tool_call_id, r.outcome) for r in h.reports] == [
+        ("tc-1", "served"),
+        ("tc-2", "cancelled"),
+        ("tc-3", "cancelled"),
+    ]
+    hint = "The turn ended before its result."
+    assert json.loads(str(h.report("tc-3").result))["hint"] == hint
+
+
+def _record(into: list[Any]) -> Any:
+    async def hook(event: Any, ctx: Any) -> None:
+        into.append(event)
+
+    return hook
+
+
 async def test_tool_loop_timeout_stops_new_rounds_on_the_loop_clock(build: Build) -> None:
     looping = round_of(tool_call("lookup"))
     h = await build(

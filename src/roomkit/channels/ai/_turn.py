@@ -4,7 +4,9 @@ Per call: screen (arguments that cannot be encoded, before the response is recor
 route (a call the provider already ran is reported; a name the channel does not serve goes
 to the external handler) -> the call pipeline of every channel (``channels/_calls``: checks,
 gate, serve, report), at the turn's call site. A round whose every call is the provider's
-ends the turn: the provider reads those results.
+ends the turn: the provider reads those results. The calls of a response that comes past the
+round limit or the turn's deadline run no more, and each is accounted for (reported, or told
+to the external handler).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from roomkit.channels._calls.checks import arguments_cut
+from roomkit.channels._calls.outcome import cut
 from roomkit.channels._calls.pipeline import run_call
+from roomkit.channels._calls.report import report
 from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal
@@ -126,6 +130,7 @@ class Turn:
                     self.room_id,
                     round_no,
                 )
+                await self.stop_calls(calls)
                 return response.content or None
             parts = await self.run_round(calls, round_no)
             messages.append(AIMessage.assistant(response.content, calls))
@@ -140,6 +145,22 @@ class Turn:
 
     async def _generate(self, context: AIContext) -> AIResponse:
         return screened(await self.channel.provider.generate(context))
+
+    async def stop_calls(self, calls: list[AIToolCall]) -> None:
+        """Account for the calls of the response the turn stops at: none of them runs.
+
+        A call the provider already ran is reported as it ran; one its external handler was
+        never asked goes to the handler's ``on_tool_cancelled`` at the turn's teardown; each
+        of the channel's own is reported cut.
+        """
+        for call in calls:
+            if call.served is not None:
+                await _external.run(self, call)
+            elif _external.takes(self, call):
+                self.unreported[call.id] = (call.name, call.arguments)
+            else:
+                outcome = cut(call.name, call.arguments, self.cut_hint())
+                await report(self.site(call.id), call.name, outcome)
 
     async def run_round(self, calls: list[AIToolCall], round_no: int = 0) -> list[AIToolResultPart]:
         """Run one round's calls concurrently; results in call order."""
