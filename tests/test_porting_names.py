@@ -48,6 +48,29 @@ def test_the_top_level_exports_the_binding_and_the_policy() -> None:
     assert {"ChannelBinding", "ToolPolicy"} <= set(roomkit.__all__)
 
 
+def test_the_channels_package_exports_the_channels() -> None:
+    """``from roomkit.channels import RealtimeVoiceChannel`` (RoomKit 0.109's path) works."""
+    import roomkit.channels
+    from roomkit.channels import (
+        AIChannel,
+        Channel,
+        ConferenceChannel,
+        RealtimeVoiceChannel,
+        WebSocketChannel,
+    )
+
+    assert RealtimeVoiceChannel is roomkit.RealtimeVoiceChannel
+    assert AIChannel is roomkit.AIChannel
+    assert WebSocketChannel is roomkit.WebSocketChannel
+    assert ConferenceChannel is roomkit.ConferenceChannel
+    assert Channel is roomkit.channels.base.Channel
+    assert sorted(roomkit.channels.__all__) == sorted(
+        ["AIChannel", "Channel", "ConferenceChannel", "RealtimeVoiceChannel", "WebSocketChannel"]
+    )
+    with pytest.raises(AttributeError, match="has no attribute 'SmsChannel'"):
+        roomkit.channels.SmsChannel  # noqa: B018 - the lookup is the test
+
+
 def test_the_reference_model_paths_alias_ours() -> None:
     from roomkit.models.channel import ChannelBinding
     from roomkit.models.context import RoomContext
