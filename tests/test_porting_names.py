@@ -48,6 +48,16 @@ def test_the_top_level_exports_the_binding_and_the_policy() -> None:
     assert {"ChannelBinding", "ToolPolicy"} <= set(roomkit.__all__)
 
 
+def test_the_enums_module_holds_the_hook_enums() -> None:
+    """RoomKit 0.109 code imports the hook enums from ``roomkit.models.enums``."""
+    from roomkit.models import enums, hooks
+    from roomkit.models.enums import HookExecution, HookTrigger
+
+    assert HookTrigger is roomkit.HookTrigger is hooks.HookTrigger
+    assert HookExecution is roomkit.HookExecution is hooks.HookExecution
+    assert {"ChannelType", "HookExecution", "HookTrigger"} <= set(enums.__all__)
+
+
 def test_the_channels_package_exports_the_channels() -> None:
     """``from roomkit.channels import RealtimeVoiceChannel`` (RoomKit 0.109's path) works."""
     import roomkit.channels

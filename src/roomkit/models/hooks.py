@@ -1,20 +1,21 @@
-"""Hook data: triggers, results, the room context a hook reads, and what a chain decided.
+"""Hook data: results, the room context a hook reads, and what a chain decided.
 
 A hook is ``async def hook(event, ctx) -> HookResult | None``. SYNC hooks run one after
 another and may allow, block or modify the event; ASYNC hooks observe it afterwards. The
-engine that runs them is :class:`roomkit.core.hooks.HookEngine`.
+engine that runs them is :class:`roomkit.core.hooks.HookEngine`. The triggers and the ways a
+hook runs (``HookTrigger``, ``HookExecution``) live with the other enums in
+:mod:`roomkit.models.enums`, and are named here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum, unique
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from roomkit.models.enums import ChannelType
+from roomkit.models.enums import ChannelType, HookExecution, HookTrigger
 
 __all__ = [
     "HookExecution",
@@ -25,28 +26,6 @@ __all__ = [
     "HookTrigger",
     "RoomContext",
 ]
-
-
-@unique
-class HookTrigger(StrEnum):
-    """The moments of a turn that hooks can attach to."""
-
-    BEFORE_TOOL_USE = "before_tool_use"
-    """Before a tool call is served: gate it, or rewrite its arguments. Fails closed."""
-    ON_TOOL_CALL = "on_tool_call"
-    """After a tool call has an outcome: observe (or, for a success, override) the report."""
-    ON_USER_INPUT_REQUIRED = "on_user_input_required"
-    """A human-input request opened: notify the person; a block rejects the request."""
-
-
-@unique
-class HookExecution(StrEnum):
-    """How a hook runs."""
-
-    SYNC = "sync"
-    """In the chain, in priority order, able to allow, block or modify."""
-    ASYNC = "async"
-    """As a fire-and-forget observer once the SYNC chain let the event through."""
 
 
 class HookResult(BaseModel):
