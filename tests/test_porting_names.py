@@ -91,6 +91,22 @@ def test_the_reference_model_paths_alias_ours() -> None:
     assert RoomContext is OurRoomContext
 
 
+def test_the_reference_event_and_delivery_paths_alias_ours() -> None:
+    """A channel or app written for 0.109 imports its messages from these modules."""
+    from roomkit.models import room
+    from roomkit.models.delivery import InboundMessage, InboundResult
+    from roomkit.models.event import RoomEvent, TextContent
+    from roomkit.models.framework_event import FrameworkEvent
+    from roomkit.models.hook import HookResult
+    from roomkit.models.participant import Participant
+
+    assert (InboundMessage, InboundResult) == (room.InboundMessage, room.InboundResult)
+    assert (RoomEvent, TextContent) == (room.RoomEvent, room.TextContent)
+    assert FrameworkEvent is room.FrameworkEvent
+    assert Participant is room.Participant
+    assert HookResult is roomkit.HookResult
+
+
 async def test_the_reference_anthropic_path_aliases_ours() -> None:
     from roomkit.providers import anthropic
     from roomkit.providers.ai import anthropic as ours
