@@ -211,13 +211,13 @@ def on_stores(
         failing: what could not be done, as the line of a fault of the store starts.
         create: ``False`` for a command that only reads the store (or changes what is in
             it): a SQLite file, PostgreSQL schema or Redis database that holds no roomkit
-            store is refused, and left as it was.
+            store, or one made by an earlier version, is refused, and left as it was.
 
     Raises:
         Failure: the URL is wrong, its extra missing, or (``create=False``) it names no
-            store (exit 2); or the store failed (exit 1).
+            store or one made by an earlier version (exit 2); or the store failed (exit 1).
     """
-    from roomkit.core.exceptions import StoreError, StoreNotFoundError
+    from roomkit.core.exceptions import StoreError, StoreNotFoundError, StoreOutdatedError
 
     pending_store, room_store = open_stores(url, command, create=create)
 
@@ -237,6 +237,15 @@ def on_stores(
         raise Failure(
             f"{printable(place, 300)} holds no roomkit store (it was left as it was): name "
             f"the {kind} the desk keeps its requests in (its `roomkit desk --store` URL)",
+            2,
+        ) from None
+    except StoreOutdatedError as error:
+        place = getattr(pending_store, "where", None) or url.removeprefix("sqlite:///")
+        raise Failure(
+            f"{printable(place, 300)} holds a roomkit store made by an earlier version "
+            f"({printable(error.found, 300)}), which this command only reads: it was left as "
+            "it was. Start `roomkit desk` once with the same --store, which brings the store "
+            "up to date, then run this command again",
             2,
         ) from None
     except StoreError as error:

@@ -46,6 +46,8 @@
         ├── StoreClosedError            also RuntimeError: the store was closed: open() it again
         ├── CorruptRecordError          also ValueError: a stored record cannot be read
         ├── StoreFormatError            the store holds another format version of its records
+        │   └── StoreOutdatedError      opened to read (create=False), and made by an earlier
+        │                               version: left as it was, not brought up to date
         └── StoreNotFoundError          also LookupError: opened to read (create=False), and no
                                         store is there; nothing was created
 
@@ -99,6 +101,7 @@ __all__ = [
     "StoreError",
     "StoreFormatError",
     "StoreNotFoundError",
+    "StoreOutdatedError",
     "StoreUnavailableError",
     "ToolFailedError",
     "ToolRefusedError",
@@ -324,6 +327,19 @@ class CorruptRecordError(StoreError, ValueError):
 class StoreFormatError(StoreError):
     """The store was written in another format version than this roomkit reads and writes;
     nothing was read or written."""
+
+
+class StoreOutdatedError(StoreFormatError):
+    """A store opened only to read what is there (``create=False``) was made by an earlier
+    version of roomkit, and bringing it up to date would write to it: nothing was read,
+    created or changed. Open it once with ``create=True`` (the default; a desk on it, or an
+    agent using it), which brings it up to date, then read it."""
+
+    def __init__(self, message: str, *, found: str = "") -> None:
+        super().__init__(message)
+        self.found = found
+        """What in the store is of an earlier version, in a few words (``"tables of
+        version 7"``, ``"no table roomkit_checkpoints"``)."""
 
 
 class StoreNotFoundError(StoreError, LookupError):

@@ -58,7 +58,9 @@ def open_url(url: str, *, create: bool = True) -> OpenedStores:
             with its keys under the prefix); its request store raises
             :class:`~roomkit.core.exceptions.StoreNotFoundError` at first use instead of
             creating one, and leaves the place as it was (for a command that only reads a
-            store).
+            store); a SQLite file or PostgreSQL tables made by an earlier version raise
+            :class:`~roomkit.core.exceptions.StoreOutdatedError` instead of being brought
+            up to date (Redis keeps no schema: its store is read as it is).
 
     Returns:
         The two stores, as a pair.

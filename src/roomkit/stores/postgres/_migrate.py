@@ -1,6 +1,7 @@
 """The Postgres stores' tables, versioned: each store's version table, and the migration
 that brings a store's tables to the code's version on the first connection, under an
-advisory lock, refusing tables newer than the code.
+advisory lock, refusing tables newer than the code; a store opened only to read
+(``create=False``) looks at its tables instead, and migrates nothing.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from typing import Any, Protocol
 
 from psycopg import AsyncConnection
 
-from roomkit.core.exceptions import StoreFormatError
+from roomkit.core.exceptions import StoreFormatError, StoreNotFoundError, StoreOutdatedError
 
-__all__ = ["Migrations", "migrate", "version_table"]
+__all__ = ["Migrations", "migrate", "up_to_date", "version_table"]
 
 
 def version_table(schema: str, table: str) -> tuple[list[str], str, str]:
@@ -68,9 +69,7 @@ async def migrate(db: AsyncConnection[Any], sql: Migrations, *, where: str, vers
         await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (sql.lock,))
         for statement in sql.prepare:
             await db.execute(statement)
-        cursor = await db.execute(sql.read_version)
-        row = await cursor.fetchone()
-        found = int(row[0]) if row is not None and row[0] is not None else 0
+        found = await _stored_version(db, sql)
         if found > version:
             raise StoreFormatError(
                 f"the PostgreSQL store at {where} ({sql.lock}) holds tables of version "
@@ -81,3 +80,45 @@ async def migrate(db: AsyncConnection[Any], sql: Migrations, *, where: str, vers
             for statement in sql.migrations[step]:
                 await db.execute(statement)
             await db.execute(sql.write_version, (step,))
+
+
+async def up_to_date(
+    db: AsyncConnection[Any], sql: Migrations, *, where: str, schema: str, version: int
+) -> bool:
+    """Whether the request store's tables in ``schema`` are at ``version``, for a store opened
+    only to read: ``False`` when they are newer (:func:`migrate` refuses them). Nothing is
+    written.
+
+    Raises:
+        StoreNotFoundError: the schema holds no request store.
+        StoreOutdatedError: the tables are of an earlier version (migrating them would
+            write to the store).
+    """
+    cursor = await db.execute(
+        "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL",
+        (f'"{schema}".roomkit_schema', f'"{schema}".roomkit_pending'),
+    )
+    row = await cursor.fetchone()
+    if row is None or not row[0]:
+        raise StoreNotFoundError(
+            f"the PostgreSQL database at {where} holds no roomkit store in schema "
+            f"{schema!r} (no table roomkit_pending): nothing was created or changed in it"
+        )
+    found = await _stored_version(db, sql)
+    if found < version:
+        raise StoreOutdatedError(
+            f"the PostgreSQL store at {where} (schema {schema!r}) holds tables of version "
+            f"{found}, made by an earlier roomkit (this one uses version {version}), opened "
+            "here only to read: nothing was created or changed in it. Open it once to write "
+            "(create=True, the default: a desk on it, or an agent using it), which migrates "
+            "it, then read it again",
+            found=f"tables of version {found}; this roomkit uses {version}",
+        )
+    return found == version
+
+
+async def _stored_version(db: AsyncConnection[Any], sql: Migrations) -> int:
+    """The version the tables were last brought to (0: none recorded)."""
+    cursor = await db.execute(sql.read_version)
+    row = await cursor.fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else 0

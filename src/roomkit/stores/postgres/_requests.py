@@ -45,7 +45,7 @@ from typing import Any, Unpack
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.core.exceptions import StoreNotFoundError, StoreUnavailableError
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import (
     Outcome,
@@ -72,7 +72,7 @@ from roomkit.stores.postgres._grants import PostgresGrants
 from roomkit.stores.postgres._history import purge_chains
 from roomkit.stores.postgres._insert import Clocks, insert_granted, insert_request
 from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name
-from roomkit.stores.postgres._migrate import migrate
+from roomkit.stores.postgres._migrate import migrate, up_to_date
 from roomkit.stores.postgres._outbox import PostgresOutbox
 from roomkit.stores.postgres._reads import Reads
 from roomkit.stores.postgres._schema import VERSION, Statements
@@ -130,7 +130,9 @@ class PostgresStore(PartsFacade):
             migrated, on first use. ``False``: the schema must hold the store's tables
             already; without them, the first use raises
             :class:`~roomkit.core.exceptions.StoreNotFoundError` and creates nothing, nor
-            runs any migration (for a program that only reads a store).
+            runs any migration (for a program that only reads a store); tables of an
+            earlier version raise :class:`~roomkit.core.exceptions.StoreOutdatedError`
+            instead of being migrated.
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -208,6 +210,8 @@ class PostgresStore(PartsFacade):
             StoreError: the server cannot be reached, or refuses the user, the password or
                 the database; the message says what to check.
             StoreFormatError: the tables were made by a newer version of roomkit.
+            StoreOutdatedError: opened with ``create=False``, and made by an earlier
+                version (it is left as it was, not brought up to date).
         """
         self._feed.closed = False
         await self._link.open(reopen=True)
@@ -229,20 +233,10 @@ class PostgresStore(PartsFacade):
         await self._link.close()
 
     async def _migrate(self, db: AsyncConnection[Any], where: str) -> None:
-        if not self._create:
-            # Looked for before anything is written: the version table, then the requests'.
-            cursor = await db.execute(
-                "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL",
-                (f'"{self.schema}".roomkit_schema', f'"{self.schema}".roomkit_pending'),
-            )
-            row = await cursor.fetchone()
-            if row is None or not row[0]:
-                raise StoreNotFoundError(
-                    f"the PostgreSQL database at {where} holds no roomkit store in schema "
-                    f"{self.schema!r} (no table roomkit_pending): nothing was created or "
-                    "changed in it"
-                )
-        await migrate(db, self._sql, where=where, version=VERSION)
+        if self._create:
+            await migrate(db, self._sql, where=where, version=VERSION)
+        elif not await up_to_date(db, self._sql, where=where, schema=self.schema, version=VERSION):
+            await migrate(db, self._sql, where=where, version=VERSION)  # refuses newer tables
 
     def _judged_at(self) -> float | None:
         """The time a settle judges deadlines by; ``None``: the server's, as it runs."""

@@ -34,15 +34,23 @@ from urllib.request import pathname2url
 
 import aiosqlite
 
-from roomkit.core.exceptions import StoreNotFoundError, StoreUnavailableError
+from roomkit.core.exceptions import (
+    StoreNotFoundError,
+    StoreOutdatedError,
+    StoreUnavailableError,
+)
 from roomkit.stores.sqlite._connect import FileWatch, hand_over, retry_locked
 from roomkit.stores.sqlite._schema import (
     ADDED_CHAIN_COLUMNS,
     ADDED_COLUMNS,
     CHAIN_COLUMNS,
+    DROPPED_INDEXES,
+    MADE_INDEXES,
+    MADE_TABLES,
     PENDING_COLUMNS,
     READ_SEQ,
     SCHEMA,
+    SCHEMA_NAMES,
 )
 from roomkit.stores.sqlite._worker import Worker
 
@@ -73,7 +81,9 @@ class Link:
         synchronous: the connection's ``PRAGMA synchronous``: ``"full"`` or ``"normal"``.
         create: ``False``: open only a file that holds the store's tables already; any
             other (missing, empty, another program's database) raises
-            :class:`~roomkit.core.exceptions.StoreNotFoundError`, left as it was.
+            :class:`~roomkit.core.exceptions.StoreNotFoundError`, and one made by an
+            earlier version :class:`~roomkit.core.exceptions.StoreOutdatedError`, each
+            left as it was.
     """
 
     def __init__(
@@ -272,15 +282,21 @@ class Link:
         # worker thread behind to report to an event loop that may be closed by then.
         db = await hand_over(raw)
         try:
-            if not self.create and not await fetch_all(db, _STORE_TABLE):
-                raise self._not_found("holds no roomkit store (no table roomkit_pending)")
+            if not self.create:
+                # Read as it is, or refused: bringing it up to date would write to it.
+                if not await fetch_all(db, _STORE_TABLE):
+                    raise self._not_found("holds no roomkit store (no table roomkit_pending)")
+                lacking = await _outdated(db)
+                if lacking is not None:
+                    raise self._outdated(lacking)
             await db.execute_fetchall(f"PRAGMA synchronous = {self.synchronous.upper()}")
-            await retry_locked(
-                lambda: db.executescript(SCHEMA),
-                self.busy_timeout,
-                undo=lambda: db.execute_fetchall("ROLLBACK"),
-            )
-            await _add_missing_columns(db)
+            if self.create:
+                await retry_locked(
+                    lambda: db.executescript(SCHEMA),
+                    self.busy_timeout,
+                    undo=lambda: db.execute_fetchall("ROLLBACK"),
+                )
+                await _add_missing_columns(db)
             # Checkpoints run after a commit's hint went out, not inside the COMMIT.
             await db.execute_fetchall("PRAGMA wal_autocheckpoint = 0")
             ((counter,),) = await fetch_all(db, READ_SEQ)
@@ -301,6 +317,15 @@ class Link:
     def _not_found(self, what: str) -> StoreNotFoundError:
         return StoreNotFoundError(
             f"SQLite file {self.path!r} {what}: nothing was created or changed in it"
+        )
+
+    def _outdated(self, lacking: str) -> StoreOutdatedError:
+        return StoreOutdatedError(
+            f"SQLite file {self.path!r} holds a roomkit store made by an earlier version "
+            f"({lacking}), opened here only to read: nothing was created or changed in it. "
+            "Open it once to write (create=True, the default: a desk on it, or an agent "
+            "using it), which brings it up to date, then read it again",
+            found=lacking,
         )
 
     def _unavailable(self, error: sqlite3.Error) -> StoreUnavailableError:
@@ -339,6 +364,28 @@ async def _add_missing_columns(db: aiosqlite.Connection) -> None:
                 # Another process opening the file at the same moment added it first.
                 if "duplicate column" not in str(error):
                     raise
+
+
+async def _outdated(db: aiosqlite.Connection) -> str | None:
+    """What a file that holds the store lacks of this version's schema (a table, an index,
+    a column), or an earlier index it still has; ``None``: it is up to date."""
+    names = {(kind, name) for kind, name in await fetch_all(db, SCHEMA_NAMES)}
+    lacking = [f"no table {name}" for name in MADE_TABLES if ("table", name) not in names]
+    lacking += [f"no index {name}" for name in MADE_INDEXES if ("index", name) not in names]
+    lacking += [f"the earlier index {name}" for name in DROPPED_INDEXES if ("index", name) in names]
+    if not lacking:
+        for listing, added in (
+            (PENDING_COLUMNS, ADDED_COLUMNS),
+            (CHAIN_COLUMNS, ADDED_CHAIN_COLUMNS),
+        ):
+            present = {name for (name,) in await fetch_all(db, listing)}
+            lacking += [f"no column {column}" for column in added if column not in present]
+    if not lacking and not await fetch_all(db, READ_SEQ):
+        lacking.append("no change counter")
+    if not lacking:
+        return None
+    more = f" and {len(lacking) - 3} more" if len(lacking) > 3 else ""
+    return ", ".join(lacking[:3]) + more
 
 
 def _unreachable(error: sqlite3.DatabaseError) -> bool:

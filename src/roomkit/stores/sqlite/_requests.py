@@ -131,7 +131,10 @@ class SQLiteStore(PartsFacade):
             made in a file without them. ``False``: the file must hold the store already;
             a missing or empty file, or a database without the store's tables, raises
             :class:`~roomkit.core.exceptions.StoreNotFoundError` at first use, and is left
-            exactly as it was (for a program that only reads a store).
+            exactly as it was (for a program that only reads a store); so is a file made by
+            an earlier version, which raises
+            :class:`~roomkit.core.exceptions.StoreOutdatedError` instead of gaining what
+            this version adds.
 
     Raises:
         TypeError: ``path`` is not a ``str`` / ``os.PathLike``, a number is not a number,
@@ -230,6 +233,8 @@ class SQLiteStore(PartsFacade):
             StoreUnavailableError: the file cannot be opened or created (the message says
                 why).
             StoreFormatError: the file was written by a newer version of roomkit.
+            StoreOutdatedError: opened with ``create=False``, and made by an earlier
+                version (it is left as it was, not brought up to date).
         """
         self._closed = False
         async with self._session():

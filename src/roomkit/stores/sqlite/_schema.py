@@ -40,6 +40,7 @@ stay as they are: both shapes answer the same statements).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -66,7 +67,10 @@ __all__ = [
     "CHANGED_SINCE",
     "CHANGES_SINCE",
     "COLUMNS",
+    "DROPPED_INDEXES",
     "INSERT",
+    "MADE_INDEXES",
+    "MADE_TABLES",
     "MARK_ANNOUNCED",
     "PENDING_COLUMNS",
     "PURGE",
@@ -165,6 +169,14 @@ CREATE TABLE IF NOT EXISTS roomkit_checkpoints (
 COMMIT;
 """
 """Switch the file to WAL and create what is missing; safe to run on every open."""
+
+MADE_TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
+"""The tables :data:`SCHEMA` makes: a file made by an earlier version may lack some."""
+MADE_INDEXES = tuple(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", SCHEMA))
+"""The indexes :data:`SCHEMA` makes."""
+DROPPED_INDEXES = tuple(re.findall(r"DROP INDEX IF EXISTS (\w+)", SCHEMA))
+"""The indexes of earlier versions that :data:`SCHEMA` replaces."""
+SCHEMA_NAMES = "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')"
 
 READ_SEQ = "SELECT value FROM roomkit_pending_seq WHERE id = 1"
 BUMP_SEQ = "UPDATE roomkit_pending_seq SET value = value + 1 WHERE id = 1 RETURNING value"

@@ -70,6 +70,20 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def upgraded(place: Place, capsys: pytest.CaptureFixture[str]) -> None:
+    """Verify refuses the store of an earlier version, left as it was, until a store that
+    writes (a desk's, an agent's) opens it once and brings it up to date."""
+    code, _, err = run(capsys, "audit", "verify", "--store", place.url)
+    assert code == 2
+    assert "made by an earlier version" in err
+
+    async def work() -> None:
+        async with place.open():
+            pass
+
+    asyncio.run(work())
+
+
 def named_then_adopted(place: Place, old: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Verify names the history without a signed head; once adopted, the trail holds."""
     code, _, err = run(capsys, "audit", "verify", "--store", place.url)
@@ -118,6 +132,7 @@ def test_a_sqlite_file_from_before_signed_heads_gains_them(
         for column in ("length", "head", "epoch", "mac", "checked"):
             db.execute(f"ALTER TABLE roomkit_chains DROP COLUMN {column}")
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    upgraded(place, capsys)
     named_then_adopted(place, old, capsys)
 
 
@@ -139,6 +154,7 @@ def test_postgres_tables_of_version_6_gain_the_signed_heads(
         db.execute("ALTER TABLE roomkit_pending DROP COLUMN changed_tx")
         db.execute("DELETE FROM roomkit_schema WHERE version >= 7")
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    upgraded(place, capsys)
     named_then_adopted(place, old, capsys)
     with psycopg.connect(place.url) as db:
         versions = db.execute("SELECT version FROM roomkit_schema ORDER BY version").fetchall()
