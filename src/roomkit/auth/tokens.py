@@ -50,7 +50,6 @@ from roomkit.models.clock import positive_seconds
 
 __all__ = [
     "DATA_ENV",
-    "DEFAULT_DATA_DIR",
     "DEFAULT_TOKEN_TTL",
     "KEY_FILE",
     "KIND_CLAIM",
@@ -58,6 +57,7 @@ __all__ = [
     "SESSION_TTL",
     "SIGN_IN",
     "data_folder",
+    "default_data_dir",
     "issue_answer_link",
     "issue_sign_in_link",
     "issue_token",
@@ -75,20 +75,44 @@ SECRET_ENV = "ROOMKIT_DESK_SECRET"
 """The environment variable that holds the desk's secret."""
 KEY_FILE = "desk.key"
 """The key file's name in the desk's data folder."""
-DEFAULT_DATA_DIR = Path.home() / ".roomkit" / "desk"
-"""Where the desk keeps its key file when no data folder is given and ``$ROOMKIT_DESK_DATA``
-is not set."""
 DATA_ENV = "ROOMKIT_DESK_DATA"
 """The environment variable naming the desk's data folder when none is given."""
 
 
+def default_data_dir() -> Path:
+    """Where the desk keeps its key file when no data folder is given and
+    ``$ROOMKIT_DESK_DATA`` is not set: ``~/.roomkit/desk``, the home folder read now.
+
+    The module's ``DEFAULT_DATA_DIR`` is this folder too, read when it is looked up: importing
+    roomkit reads no home folder (a workflow sandbox, a container user with no home).
+
+    Raises:
+        RuntimeError: the home folder cannot be found (no ``$HOME``, and the user has no
+            entry in the password database): set ``$ROOMKIT_DESK_DATA``, or pass a data
+            folder.
+    """
+    return Path.home() / ".roomkit" / "desk"
+
+
+def __getattr__(name: str) -> Any:
+    # DEFAULT_DATA_DIR is read when used, not when the module is imported; it stays out of
+    # __all__, so that ``import *`` (the old path roomkit.desk.tokens) does not read it.
+    if name == "DEFAULT_DATA_DIR":
+        return default_data_dir()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def data_folder(data_dir: str | os.PathLike[str] | None = None) -> Path:
     """The desk's data folder: ``data_dir`` if given, else ``$ROOMKIT_DESK_DATA``, else
-    :data:`DEFAULT_DATA_DIR`. Every process that signs or checks the desk's links (the desk,
-    the notifier, ``roomkit mcp``) finds the same key there."""
+    :func:`default_data_dir`. Every process that signs or checks the desk's links (the desk,
+    the notifier, ``roomkit mcp``) finds the same key there.
+
+    Raises:
+        RuntimeError: neither is given and the home folder cannot be found.
+    """
     if data_dir is not None:
         return Path(data_dir)
-    return Path(os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
+    return Path(os.environ.get(DATA_ENV) or default_data_dir())
 
 
 MIN_SECRET_BYTES = 16

@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from roomkit._extras import extra_missing, extra_of, missing_module
-from roomkit.auth.tokens import DEFAULT_DATA_DIR, SECRET_ENV, data_folder
+from roomkit.auth.tokens import SECRET_ENV, data_folder
 
 if TYPE_CHECKING:
     from roomkit.core.store import RoomStore
     from roomkit.tools.human_input.stores import DurableStore, PendingStore
 
 __all__ = [
-    "DEFAULT_DATA_DIR",
     "SECRET_ENV",
     "Failure",
     "add_store_option",

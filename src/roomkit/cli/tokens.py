@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roomkit.auth.tokens import DEFAULT_DATA_DIR, DEFAULT_TOKEN_TTL, SECRET_ENV
+from roomkit.auth.tokens import DEFAULT_TOKEN_TTL, SECRET_ENV
+from roomkit.auth.tokens import default_data_dir as home_data_dir
 from roomkit.cli._common import (
     Failure,
     add_store_option,
@@ -140,7 +141,7 @@ def add_parsers(
         "--data-dir",
         type=Path,
         help=f"the folder of the desk's key file, as `roomkit desk` has it (default: "
-        f"$ROOMKIT_DESK_DATA or {DEFAULT_DATA_DIR}; unless {SECRET_ENV} is set)",
+        f"$ROOMKIT_DESK_DATA or {home_data_dir()}; unless {SECRET_ENV} is set)",
     )
     issuing = commands.add_parser(
         "token", parents=[token_data_dir], help="issue a token for a person"

@@ -23,6 +23,12 @@ BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.DOTALL)
 MODULE = f"{BLOCKS[0]}\n\n{BLOCKS[1]}"
 """The workflow's block and the worker's, which names the workflow, in one module."""
 PIECES = [MODULE, *BLOCKS[2:]]
+UNPASSED = re.sub(
+    r"with workflow\.unsafe\.imports_passed_through\(\):\n((?:    .*\n)+)",
+    lambda found: "".join(line[4:] + "\n" for line in found.group(1).splitlines()),
+    MODULE,
+)
+"""The same module with its roomkit imports made in the sandbox, not passed through."""
 
 
 @pytest.mark.parametrize("index", range(len(PIECES)))
@@ -30,13 +36,21 @@ def test_the_how_to_block_runs(index: int) -> None:
     exec(compile(PIECES[index], f"{PAGE.name} piece {index}", "exec"), {"__name__": "docs"})
 
 
+@pytest.mark.parametrize(("name", "module"), [("trip_how_to", MODULE), ("trip_unpassed", UNPASSED)])
 async def test_the_how_to_workflow_and_worker_in_one_module_book_a_trip(
-    temporal_server: TemporalServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str,
+    module: str,
+    temporal_server: TemporalServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The worker's sandbox re-imports the module: every roomkit import in it passes through."""
-    (tmp_path / "trip_how_to.py").write_text(MODULE)
+    """The worker's sandbox re-imports the module: with every roomkit import in it passed
+    through, as the page has it, and with none (importing roomkit touches nothing the
+    sandbox refuses, such as the home folder)."""
+    assert "imports_passed_through" not in UNPASSED
+    (tmp_path / f"{name}.py").write_text(module)
     monkeypatch.syspath_prepend(str(tmp_path))
-    page = importlib.import_module("trip_how_to")
+    page = importlib.import_module(name)
     path = str(tmp_path / "kit.db")
     client = await Client.connect(temporal_server.address)
     desk_store = SQLiteStore(path)
@@ -55,7 +69,7 @@ async def test_the_how_to_workflow_and_worker_in_one_module_book_a_trip(
 
     try:
         handle = await client.start_workflow(
-            page.TripWorkflow.run, {"to": "Lisbon"}, id="how-to-trip", task_queue="trips"
+            page.TripWorkflow.run, {"to": "Lisbon"}, id=f"how-to-{name}", task_queue="trips"
         )
         hotel = await asked()
         assert await desk.aresolve(hotel, "Avenida", by="alice")
