@@ -75,10 +75,16 @@ def test_the_readme_install_commands_work_in_a_fresh_venv(tmp_path: Path) -> Non
         "PIP_QUIET": "1",
     }
     environ.pop("PYTHONPATH", None)
+    # The line an extra that is not installed (sqlite) raises names the command that
+    # installs it beside this roomkit: in the checkout, or as the package.
     probe = (
-        "import psycopg, roomkit; "
-        "from roomkit.tools.human_input.stores.postgres import PostgresStore; "
-        "print(roomkit.__file__)"
+        "import psycopg, roomkit\n"
+        "from roomkit.tools.human_input.stores.postgres import PostgresStore\n"
+        "print(roomkit.__file__)\n"
+        "try:\n"
+        "    import roomkit.stores.sqlite\n"
+        "except ImportError as error:\n"
+        "    print(str(error).split(': ', 1)[1])\n"
     )
     for command in commands:
         done = subprocess.run(
@@ -100,8 +106,11 @@ def test_the_readme_install_commands_work_in_a_fresh_venv(tmp_path: Path) -> Non
                 check=False,
             )
             assert where.returncode == 0, f"after {command}:\n{where.stderr}"
-            installed = Path(where.stdout.strip())
+            file, install = where.stdout.splitlines()
+            installed = Path(file)
             if FROM_WHEEL.match(command):
                 assert env_dir in installed.parents, "the wheel, not the checkout, is imported"
+                assert install == "pip install 'roomkit-hitl[sqlite]'"
             else:
                 assert ROOT / "src" in installed.parents, "the checkout is imported"
+                assert install == "pip install -e '.[sqlite]' in roomkit's checkout"

@@ -2,27 +2,33 @@
 
 Every lazy import of an optional library words its failure here, so each says the same
 thing: what needs the library, the extra that brings it, and the command that installs that
-extra. Until a release is published, the package is installed from a checkout of roomkit
-(``pip install -e '.[postgres]'``), so that is the command the line names.
+extra, for the way this roomkit was installed: from a checkout (installed editable, or its
+sources on the path), ``pip install -e '.[postgres]'`` in the checkout; as a package (a
+wheel), ``pip install 'roomkit-hitl[postgres]'``, which keeps the roomkit installed and adds
+the extra's libraries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+
+from roomkit.version import DISTRIBUTION
 
 __all__ = [
     "EXTRA_OF",
     "extra_missing",
     "extra_of",
+    "from_checkout",
     "install_command",
     "missing_extra_error",
     "missing_module",
     "requires_extra",
 ]
 
-_WHERE = "in roomkit's checkout"
-"""Where the install command runs: no release is published yet."""
 
 EXTRA_OF: dict[str, str] = {
     "a2a": "a2a",
@@ -66,9 +72,25 @@ several extras install (uvicorn: ``desk`` and ``mcp``) names the first one docum
 
 
 def install_command(extra: str) -> str:
-    """The command that installs ``extra``: ``pip install -e '.[postgres]'``, run in a
-    checkout of roomkit."""
-    return f"pip install -e '.[{extra}]'"
+    """The command that installs ``extra`` (several: ``"desk,notify"``) beside this roomkit,
+    with where it runs: ``pip install -e '.[postgres]' in roomkit's checkout`` for a roomkit
+    run from its checkout, ``pip install 'roomkit-hitl[postgres]'`` for an installed one."""
+    if from_checkout():
+        return f"pip install -e '.[{extra}]' in roomkit's checkout"
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
+@cache
+def from_checkout() -> bool:
+    """Whether this roomkit runs from a checkout: installed editable, or its sources on the
+    path with no package installed, rather than the files an installed package put in place.
+    Looked at once, when a line first needs it."""
+    here = Path(__file__).resolve().parent / "__init__.py"
+    try:
+        installed = distribution(DISTRIBUTION).locate_file("roomkit/__init__.py")
+        return Path(str(installed)).resolve() != here
+    except (PackageNotFoundError, OSError):
+        return True
 
 
 def extra_of(module: str | None, preferred: str | None = None) -> str | None:
@@ -114,11 +136,12 @@ def extra_missing(what: str, extra: str, module: str | None = None) -> str:
         module: the library that is missing (its top level is named), when it is known.
 
     Example: ``roomkit mcp needs the mcp extra (mcp is not installed): pip install -e
-    '.[mcp]' in roomkit's checkout``.
+    '.[mcp]' in roomkit's checkout`` (from a checkout), ``...: pip install
+    'roomkit-hitl[mcp]'`` (an installed package).
     """
     lacking = f" ({module.split('.', 1)[0]} is not installed)" if module else ""
     subject = f"{what} needs" if what else "needs"
-    return f"{subject} the {extra} extra{lacking}: {install_command(extra)} {_WHERE}"
+    return f"{subject} the {extra} extra{lacking}: {install_command(extra)}"
 
 
 def missing_extra_error(what: str, extra: str, error: ImportError) -> ImportError:

@@ -133,7 +133,7 @@ def push_router(
             except ImportError:
                 raise HTTPException(
                     status_code=404,
-                    detail=f"This desk sends no push messages: install {install_command('push')}",
+                    detail=f"This desk sends no push messages: {install_command('push')}",
                 ) from None
             except ValueError as error:
                 # The file's path stays in the log: the caller is told only where to look.

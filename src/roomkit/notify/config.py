@@ -438,7 +438,7 @@ class _Reader(TomlValues):
                 "",
                 f"needs the {named} extra{'s' if len(extras) > 1 else ''} "
                 f"({', '.join(libraries)} {'is' if len(libraries) == 1 else 'are'} not "
-                f"installed): {install_command(','.join(extras))} in roomkit's checkout",
+                f"installed): {install_command(','.join(extras))}",
             )
 
     def surface(self, section: str, class_name: str) -> Callable[..., Surface]:
