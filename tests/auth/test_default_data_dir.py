@@ -52,3 +52,56 @@ def test_the_default_is_read_when_used(tmp_path: Path, monkeypatch: pytest.Monke
     assert tokens.data_folder() == tmp_path / "elsewhere"
     with pytest.raises(AttributeError, match="no attribute 'NOT_A_NAME'"):
         _ = tokens.NOT_A_NAME
+
+
+# The roomkit command, run where no home folder can be found.
+NO_HOME_COMMAND = """
+import pathlib, sys
+def no_home(cls):
+    raise RuntimeError("Could not determine home directory.")
+pathlib.Path.home = classmethod(no_home)
+from roomkit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def no_home_command(*arguments: str, data_env: str | None = None) -> tuple[int, str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "HOME"}
+    env["PYTHONPATH"] = str(SRC)
+    env.pop("ROOMKIT_DESK_DATA", None)
+    env.pop("ROOMKIT_DESK_SECRET", None)
+    if data_env is not None:
+        env["ROOMKIT_DESK_DATA"] = data_env
+    done = subprocess.run(
+        [sys.executable, "-c", NO_HOME_COMMAND, *arguments],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["token", "--help"], ["audit", "--help"]])
+def test_help_needs_no_home_folder(arguments: list[str]) -> None:
+    status, out, err = no_home_command(*arguments)
+    assert (status, err) == (0, "")
+    assert "usage: roomkit" in out
+
+
+def test_a_command_with_no_home_folder_says_where_to_keep_the_key(tmp_path: Path) -> None:
+    """No traceback: one line naming --data-dir and $ROOMKIT_DESK_DATA; either one works."""
+    status, out, err = no_home_command("token", "alice")
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1
+    assert "--data-dir" in err
+    assert "ROOMKIT_DESK_DATA" in err
+    folder = tmp_path / "desk"
+    folder.mkdir()
+    for given in (["--data-dir", str(folder)], []):
+        status, out, err = no_home_command(
+            "token", "alice", *given, data_env=None if given else str(folder)
+        )
+        assert status == 0, err
+        secret = tokens.resolve_secret(data_dir=folder)
+        assert tokens.token_claims(secret, out.strip())["sub"] == "alice"

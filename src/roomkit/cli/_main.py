@@ -36,8 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     data_dir.add_argument(
         "--data-dir",
         type=Path,
-        default=default_data_dir(),
-        help=f"where the desk's key file lives (unless {SECRET_ENV} is set)",
+        help="where the desk's key file lives (default: $ROOMKIT_DESK_DATA or ~/.roomkit/desk; "
+        f"unless {SECRET_ENV} is set)",
     )
     desk.add_parser(commands, data_dir)
     tokens.add_parsers(commands, data_dir)
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("standard output is closed: send it to a terminal, a file or a pipe")
         return 2
     try:
-        _check_data_dir(getattr(args, "data_dir", None))
+        _resolve_data_dir(args)
         _check_store(getattr(args, "store", None))
         status: int = args.run(args)
     except Failure as error:
@@ -95,13 +95,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-def _check_data_dir(data_dir: Path | None) -> None:
-    """Exit 2 when ``--data-dir`` (or ``$ROOMKIT_DESK_DATA``) names a file, which holds no key.
+def _resolve_data_dir(args: argparse.Namespace) -> None:
+    """Fill in the default data folder of a command that takes ``--data-dir`` and was given
+    none (``args.data_dir_given`` says which), read now rather than as the parser is built:
+    ``roomkit --help`` needs no home folder. Exit 2 when the folder names a file, which
+    holds no key, or when there is no home folder to find the default in.
 
     Raises:
-        Failure: it names something that is not a folder (exit 2).
+        Failure: no folder can be found, or it names something that is not a folder (exit 2).
     """
-    if data_dir is not None and data_dir.exists() and not data_dir.is_dir():
+    if not hasattr(args, "data_dir"):
+        return
+    args.data_dir_given = args.data_dir is not None
+    if args.data_dir is None:
+        try:
+            args.data_dir = default_data_dir()
+        except RuntimeError:
+            raise Failure(
+                "no home folder to keep the desk's key in (~/.roomkit/desk): pass --data-dir "
+                "or set $ROOMKIT_DESK_DATA",
+                2,
+            ) from None
+    data_dir: Path = args.data_dir
+    if data_dir.exists() and not data_dir.is_dir():
         raise Failure(
             f"--data-dir (or $ROOMKIT_DESK_DATA) names {printable(data_dir, None)}, which is "
             "not a folder: pass the folder the desk keeps its key in",

@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roomkit.auth.tokens import DEFAULT_TOKEN_TTL, SECRET_ENV
-from roomkit.auth.tokens import default_data_dir as home_data_dir
 from roomkit.cli._common import (
     Failure,
     add_store_option,
     check_ttl,
-    default_data_dir,
     existing_secret,
     on_stores,
     printable,
@@ -49,9 +47,7 @@ def token(args: argparse.Namespace) -> int:
         check_actor_name(args.actor, what="ACTOR")
     except ValueError as error:
         raise Failure(str(error), 2) from None
-    chosen = args.data_dir is not None
-    if not chosen:
-        args.data_dir = default_data_dir()
+    chosen = args.data_dir_given
     secret = existing_secret(args.data_dir)
     try:
         print(issue_token(secret, args.actor, admin=args.admin, ttl=args.ttl))
@@ -141,7 +137,7 @@ def add_parsers(
         "--data-dir",
         type=Path,
         help=f"the folder of the desk's key file, as `roomkit desk` has it (default: "
-        f"$ROOMKIT_DESK_DATA or {home_data_dir()}; unless {SECRET_ENV} is set)",
+        f"$ROOMKIT_DESK_DATA or ~/.roomkit/desk; unless {SECRET_ENV} is set)",
     )
     issuing = commands.add_parser(
         "token", parents=[token_data_dir], help="issue a token for a person"
