@@ -7,17 +7,18 @@ with a body and without a row here fails the test, so that no body reaches a par
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from desk_harness import World, bearer
+from desk_harness import SECRET, World, bearer
 from fastapi import FastAPI
 from tests.notify.slack_api import SIGNING_SECRET
 from tests.servers.slack_clicks import signed
 
 from roomkit.bodies import BODY_METHODS
+from roomkit.desk import DeskLimits, issue_sign_in_link
 from roomkit.notify import Directory, Person
 
 DIRECTORY = Directory({"alice": Person(slack_user="U0ALICE")})
@@ -39,6 +40,12 @@ def as_alice(path: str) -> Sender:
     return lambda body: (path, body, {**bearer("alice"), "content-type": "application/json"})
 
 
+def with_sign_in_link(path: str) -> Sender:
+    """The route is gated for a sign-in link: only its holder's body is read."""
+    link = {"authorization": f"Bearer {issue_sign_in_link(SECRET, 'alice')}"}
+    return lambda body: (path, body, {**link, "content-type": "application/json"})
+
+
 def as_slack(body: bytes) -> tuple[str, bytes, dict[str, str]]:
     form = urlencode({"payload": body}).encode()
     return "/api/slack/interactions", form, signed(form)
@@ -53,7 +60,7 @@ async def desk_with_every_surface() -> tuple[World, str]:
 def senders(pending_id: str) -> dict[tuple[str, str], Sender]:
     """How each route that takes a body is sent one, by (method, path) as the app names it."""
     return {
-        ("POST", "/api/sign-in"): as_alice("/api/sign-in"),
+        ("POST", "/api/sign-in"): with_sign_in_link("/api/sign-in"),
         ("POST", "/api/requests/{request_id}/answer"): as_alice(
             f"/api/requests/{pending_id}/answer"
         ),
@@ -119,3 +126,68 @@ async def test_a_body_over_the_cap_is_a_413_on_every_route() -> None:
             reply = await client.request(method, path, content=content, headers=headers)
             assert reply.status_code == 413, (path, reply.text)
             assert "-byte limit" in reply.json()["detail"]
+
+
+def gated(pending_id: str) -> dict[tuple[str, str], str]:
+    """The path of each route that takes a body behind a token (Slack's clicks are signed)."""
+    return {
+        route: send(b"")[0]
+        for route, send in senders(pending_id).items()
+        if route[1] != "/api/slack/interactions"
+    }
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer not-a-token", f"Bearer {'x' * 40}.y"])
+async def test_a_caller_without_a_valid_token_is_refused_before_the_body_is_parsed(
+    authorization: str | None,
+) -> None:
+    """Not JSON at all, yet the answer is the token's 401, not a 400 about the body."""
+    world, pending_id = await desk_with_every_surface()
+    headers = {"content-type": "application/json"}
+    if authorization is not None:
+        headers["authorization"] = authorization
+    async with world.client() as client:
+        for (method, _), path in gated(pending_id).items():
+            reply = await client.request(method, path, content=b"{not json", headers=headers)
+            assert reply.status_code == 401, (path, reply.text)
+            assert "body" not in reply.json()["detail"].lower(), (path, reply.text)
+            assert reply.headers["www-authenticate"] == "Bearer"
+
+
+async def test_a_caller_without_a_valid_token_is_refused_without_the_body_being_read() -> None:
+    """A body far over every cap, streamed: not one chunk of it is taken before the 401."""
+    world, pending_id = await desk_with_every_surface()
+    taken: list[int] = []
+
+    async def huge() -> AsyncIterator[bytes]:
+        for index in range(64):
+            taken.append(index)
+            yield b"[" * (64 * 1024)
+
+    headers = {"content-type": "application/json", "authorization": "Bearer not-a-token"}
+    async with world.client() as client:
+        for (method, _), path in gated(pending_id).items():
+            reply = await client.request(method, path, content=huge(), headers=headers)
+            assert reply.status_code == 401, (path, reply.text)
+            assert taken == [], path
+        # With a valid token the same body is read, up to the cap, and refused for its size.
+        headers["authorization"] = bearer("alice")["Authorization"]
+        path = f"/api/requests/{pending_id}/reject"
+        reply = await client.post(path, content=huge(), headers=headers)
+    assert reply.status_code == 413
+    assert taken
+
+
+async def test_a_caller_past_the_rate_limit_is_refused_before_the_body_is_parsed() -> None:
+    """The bucket is spent once per request, and an empty one answers 429 before the body."""
+    world = World(limits=DeskLimits(rate=0.001, burst=1))
+    await world.room("room", "alice")
+    pending_id = await world.ask()
+    headers = {**bearer("alice"), "content-type": "application/json"}
+    path = f"/api/requests/{pending_id}/reject"
+    async with world.client() as client:
+        first = await client.post(path, content=b"{not json", headers=headers)
+        second = await client.post(path, content=b"{not json", headers=headers)
+    assert first.status_code == 400
+    assert second.status_code == 429
+    assert "Retry-After" in second.headers

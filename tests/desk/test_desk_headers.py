@@ -51,7 +51,7 @@ async def test_every_response_of_the_app_carries_the_headers(tmp_path: Path) -> 
             "404": await client.get("/api/requests/nope", headers=bearer("bob")),
             "405": await client.delete(f"/api/requests/{pending_id}", headers=bearer("bob")),
             "413": await client.post(
-                f"/api/requests/{pending_id}/reject", content=b"x" * 101, headers=bearer("bob")
+                f"/api/requests/{pending_id}/reject", content=b"x" * 101, headers=bearer("carol")
             ),
             "429": await client.get("/api/me", headers=bearer("alice")),
             "schema": await client.get("/api/openapi.json"),

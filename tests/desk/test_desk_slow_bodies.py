@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from desk_harness import ROOMY, World, serve, token
+from desk_harness import ROOMY, SECRET, World, serve, token
 from tests.notify.slack_api import SIGNING_SECRET
 
 from roomkit.bodies import BodyLimits
-from roomkit.desk import DeskLimits
+from roomkit.desk import DeskLimits, issue_sign_in_link
 from roomkit.notify import Directory, Person
 
 QUICK = DeskLimits(rate=ROOMY.rate, burst=ROOMY.burst, body_timeout=0.2)
@@ -36,9 +36,11 @@ async def exchange(base: str, request: bytes) -> bytes:
 
 
 def head(path: str, *, framing: str, content_type: str = "application/json") -> bytes:
+    # Signing in takes a sign-in link: anything else is refused before the body is read.
+    credential = issue_sign_in_link(SECRET, "alice") if path == "/api/sign-in" else token("alice")
     return (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        f"Authorization: Bearer {token('alice')}\r\nContent-Type: {content_type}\r\n"
+        f"Authorization: Bearer {credential}\r\nContent-Type: {content_type}\r\n"
         f"{framing}\r\n\r\n"
     ).encode()
 

@@ -9,12 +9,18 @@ asks the one credential gate (:mod:`roomkit.auth.gate`) for the principal behind
 rate-limit bucket. The WebSocket checks the same ``Host`` rule and calls :meth:`Gate.admit`
 with the token of its auth frame; ``/metrics`` off loopback admits an administrator.
 Tokens and the authenticator's error text never reach a log or a response.
+
+A route that reads a body is gated before its body is read (:func:`admit_before_body`, which
+the desk's route class calls): a caller without a valid token, over the rate limit or
+calling through a foreign ``Host`` is refused without the desk reading or parsing a byte of
+what it sent, and the route's own dependency then takes the caller admitted so.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
 
 from fastapi import HTTPException, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -26,13 +32,18 @@ from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import Principal
 from roomkit.desk.limits import HostRule, RateLimiter
 
-__all__ = ["Gate", "refused_response", "signed_in"]
+__all__ = ["Gate", "admit_before_body", "gate_dependency", "refused_response", "signed_in"]
 
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
 
 _Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
 """The bearer token a route's dependency reads, if any: the ``Authorization`` header's."""
+_ADMITTED = "roomkit.desk.admitted"
+"""The scope key a request's caller is kept under once the gate admitted it, with the use."""
+
+GateDependency = Callable[[Request, HTTPAuthorizationCredentials | None], Awaitable[Principal]]
+"""A route's dependency on a :class:`Gate`: the gate itself, or one of its link methods."""
 
 
 class Gate:
@@ -134,6 +145,11 @@ class Gate:
     async def _caller(
         self, request: Request, credentials: HTTPAuthorizationCredentials | None, use: Use
     ) -> Principal:
+        admitted = request.scope.get(_ADMITTED)
+        if admitted is not None and admitted[0] is use:
+            # Admitted before the body was read: the same caller, its bucket spent once.
+            principal: Principal = admitted[1]
+            return principal
         refusal = self.hosts.refusal(request.headers.get("host"), request.scope.get("server"))
         if refusal is not None:
             raise HTTPException(status_code=400, detail=refusal)
@@ -142,7 +158,33 @@ class Gate:
         except Refused as refused:
             raise refused_response(refused) from None
         self.throttle(principal)
+        request.scope[_ADMITTED] = (use, principal)
         return principal
+
+
+def gate_dependency(dependencies: Any) -> GateDependency | None:
+    """The dependency on a :class:`Gate` among a FastAPI route's ``dependencies`` (its
+    dependant's), or ``None`` when the route has none."""
+    for dependency in dependencies:
+        call = dependency.call
+        owner = call if isinstance(call, Gate) else getattr(call, "__self__", None)
+        if isinstance(owner, Gate):
+            found: GateDependency = call
+            return found
+    return None
+
+
+async def admit_before_body(dependency: GateDependency, request: Request) -> None:
+    """Run a route's gate ``dependency`` on ``request`` before anything reads its body.
+
+    The caller it admits is kept in the request's scope, where the route's own run of the
+    dependency finds it (the rate limit is spent once).
+
+    Raises:
+        HTTPException: 400 for a foreign ``Host``, 401 or 403 for a refused credential, 429.
+        StoreError: the ledger cannot be read.
+    """
+    await dependency(request, await _bearer(request))
 
 
 def refused_response(refused: Refused) -> HTTPException:

@@ -1,6 +1,8 @@
 """The desk's route class: what every route of the desk's API does around its endpoint.
 
-A body is checked before anything parses it (its size and its JSON:
+A route that takes a body admits its caller first (:func:`~roomkit.desk.gate.admit_before_body`:
+no token, a refused one or an empty rate-limit bucket is answered without a byte of the body
+read), then checks the body before anything parses it (its size and its JSON:
 :func:`~roomkit.desk.limits.capped_route`); a request that fails validation gets 422 with one
 line naming the field, or 415 when its body was not sent as JSON
 (:mod:`roomkit.desk.media`); a store that cannot be reached gets 503; and every response,
@@ -19,7 +21,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from roomkit.bodies import BODY_METHODS
 from roomkit.core.exceptions import CorruptRecordError, StoreError
+from roomkit.desk.gate import admit_before_body, gate_dependency
 from roomkit.desk.headers import guard
 from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.media import not_json_refusal
@@ -59,6 +63,28 @@ def _validation_detail(error: RequestValidationError) -> str:
     return f"{where}: {message}"[:300] if where else message[:300]
 
 
+def _store_failure(error: StoreError, on_store_error: Callable[[], None] | None) -> Response:
+    """The answer to a store that failed a route: 500 for a record roomkit did not write,
+    503 (after ``on_store_error()``) for a store that cannot be reached."""
+    if isinstance(error, CorruptRecordError):
+        # Not an outage: the store answered with what roomkit did not write.
+        logger.error(
+            "The desk read a stored record it cannot read: %s",
+            error,
+            extra={"event": "corrupt_record"},
+        )
+        return JSONResponse({"detail": UNREADABLE}, status_code=500)
+    if on_store_error is not None:
+        on_store_error()
+    # One line per failed request: an outage is not a bug to trace.
+    logger.warning(
+        "The desk could not reach the request store: %s",
+        error,
+        extra={"event": "store_error"},
+    )
+    return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
+
+
 def desk_route_class(
     limits: DeskLimits, *, on_store_error: Callable[[], None] | None = None
 ) -> type[Any]:
@@ -71,12 +97,24 @@ def desk_route_class(
     capped = capped_route(limits)
 
     class DeskRoute(capped):  # type: ignore[valid-type, misc]
-        """Checks bodies first; reports validation errors, a stored record that cannot be
-        read and an unreachable store as ``{"detail": str}`` (422, 500, 503); sets the
-        desk's headers."""
+        """Admits the caller, then checks bodies, before anything reads them; reports
+        validation errors, a stored record that cannot be read and an unreachable store as
+        ``{"detail": str}`` (422, 500, 503); sets the desk's headers."""
 
         async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-            await guard(super().handle, scope, receive, send, api=True)
+            await guard(self._admitted_first, scope, receive, send, api=True)
+
+        async def _admitted_first(self, scope: Scope, receive: Receive, send: Send) -> None:
+            method = scope.get("method")
+            gate = gate_dependency(self.dependant.dependencies)
+            if gate is not None and method in BODY_METHODS and method in self.methods:
+                # A Request without the connection's receive: nothing here can read the body.
+                try:
+                    await admit_before_body(gate, Request(scope))
+                except StoreError as error:
+                    await _store_failure(error, on_store_error)(scope, receive, send)
+                    return
+            await super().handle(scope, receive, send)
 
         def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
             handler = super().get_route_handler()
@@ -89,24 +127,8 @@ def desk_route_class(
                     if not_json is not None:
                         return not_json
                     return JSONResponse({"detail": _validation_detail(error)}, status_code=422)
-                except CorruptRecordError as error:
-                    # Not an outage: the store answered with what roomkit did not write.
-                    logger.error(
-                        "The desk read a stored record it cannot read: %s",
-                        error,
-                        extra={"event": "corrupt_record"},
-                    )
-                    return JSONResponse({"detail": UNREADABLE}, status_code=500)
                 except StoreError as error:
-                    if on_store_error is not None:
-                        on_store_error()
-                    # One line per failed request: an outage is not a bug to trace.
-                    logger.warning(
-                        "The desk could not reach the request store: %s",
-                        error,
-                        extra={"event": "store_error"},
-                    )
-                    return JSONResponse({"detail": UNAVAILABLE}, status_code=503)
+                    return _store_failure(error, on_store_error)
                 return response
 
             return reported
