@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from desk_harness import World, bearer
 
-from roomkit.tools.approvals import approve
+from roomkit.tools.approvals import approve, edit, reject, respond
 from roomkit.tools.human_input.checks import MAX_ARGUMENTS_DEPTH, MAX_NUMBER_CHARS
 
 SCHEMA = {
@@ -119,6 +120,50 @@ async def test_a_settled_approval_gets_409(world: World) -> None:
     assert await world.handler.aresolve(pending_id, approve(), by="alice")
     response = await post(world, pending_id, {"decision": "reject", "reason": "late"}, "bob")
     assert response.status_code == 409
+
+
+@pytest.mark.parametrize(
+    ("decision", "said"),
+    [
+        (approve(), "Already approved by alice"),
+        (edit({"to": "carol", "amount": 90}), "Already approved with changes by alice"),
+        (reject("too much"), "Already rejected by alice: too much"),
+        (respond("done by hand"), "Already answered instead by alice"),
+        (None, "Already rejected by alice: too much"),
+    ],
+    ids=["approve", "edit", "reject", "respond", "refused"],
+)
+async def test_a_409_on_a_settled_approval_says_how_it_was_decided(
+    world: World, decision: str | None, said: str
+) -> None:
+    pending_id = await hold(world)
+    if decision is None:
+        assert await world.handler.areject(pending_id, "too much", by="alice")
+    else:
+        assert await world.handler.aresolve(pending_id, decision, by="alice")
+    for body in ({"decision": "approve"}, {"decision": "reject", "reason": "late"}):
+        response = await post(world, pending_id, body, "bob")
+        assert (response.status_code, response.json()) == (409, {"detail": said})
+    async with world.client() as client:
+        refused = await client.post(
+            f"/api/requests/{pending_id}/reject", json={"reason": "late"}, headers=bearer("bob")
+        )
+    assert (refused.status_code, refused.json()) == (409, {"detail": said})
+
+
+async def test_the_loser_of_a_race_to_decide_is_told_how_the_winner_decided(world: World) -> None:
+    """Both decide at once: whoever comes second gets 409 naming the first's decision."""
+    pending_id = await hold(world)
+    bodies = {"alice": {"decision": "approve"}, "bob": {"decision": "reject", "reason": "no"}}
+    replies = await asyncio.gather(
+        *(post(world, pending_id, body, actor) for actor, body in bodies.items())
+    )
+    won = [reply for reply in replies if reply.status_code == 200]
+    lost = [reply for reply in replies if reply.status_code == 409]
+    assert (len(won), len(lost)) == (1, 1), [reply.text for reply in replies]
+    winner = won[0].json()["settled_by"]
+    verb = "approved" if winner == "alice" else "rejected"
+    assert lost[0].json() == {"detail": f"Already {verb} by {winner}"}
 
 
 async def test_the_history_is_shown_to_who_may_see_the_request(world: World) -> None:

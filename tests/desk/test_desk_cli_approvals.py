@@ -78,6 +78,29 @@ async def test_each_decision_from_the_terminal(
             assert decided[name] == decision[name]
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["approve"], "Already approved with changes by bob"),
+        (["answer", "{ID}", "yes"], "Already approved with changes by bob"),
+        (["reject", "{ID}", "--reason", "late"], "Already approved with changes by bob"),
+    ],
+    ids=["approve", "answer", "reject"],
+)
+async def test_deciding_an_approval_someone_decided_says_how_they_did(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    world = World()
+    pending_id = await held(world)
+    assert await world.handler.aresolve(pending_id, edit({"to": "carol"}), by="bob")
+    typed = [part.replace("{ID}", pending_id) for part in argv]
+    if "{ID}" not in argv:
+        typed.insert(1, pending_id)
+    async with serve(world.app) as base:
+        code, out, err = await run(capsys, "pending", *typed, "--url", base)
+    assert (code, out, err) == (1, "", f"roomkit: The desk refused it: {said}\n")
+
+
 async def test_an_invalid_edit_is_refused_and_changes_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

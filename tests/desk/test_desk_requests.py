@@ -230,7 +230,7 @@ async def test_a_settled_request_gets_409_saying_how(world: World) -> None:
     assert [status for status, _ in details] == [409] * 4
     texts = [body["detail"] for _, body in details]
     assert "answered by bob" in texts[0]
-    assert "rejected by bob" in texts[1]
+    assert texts[1] == "Already declined by bob: no"  # as every surface words it
     assert texts[2].startswith("Withdrawn")
     assert "Timed out" in texts[3]
 

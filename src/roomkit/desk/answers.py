@@ -21,6 +21,7 @@ from roomkit._forms import example_body, quorum_progress
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.desk.shapes import AnswerBody, Kind, QuestionAnswer, kind_of, option_labels
 from roomkit.models.pending_input import PendingInput
+from roomkit.notify.wording import ended_words
 from roomkit.tools import approvals
 from roomkit.tools.validation import validate_answer
 
@@ -198,20 +199,19 @@ def _question_set(
 
 
 def settled_detail(request: PendingInput | None) -> str:
-    """Why a request can no longer be answered, for a 409."""
+    """Why a request can no longer be answered, for a 409: how it ended, worded as every
+    surface words it (``Already approved by bob``, ``Already declined by alice: not now``;
+    see :func:`~roomkit.notify.wording.ended_words`)."""
     if request is None:
         return "This request is no longer open"
     status = str(request.status)
-    by = f" by {request.settled_by}" if request.settled_by else ""
-    if status == "resolved":
-        return f"Already answered{by}"
     if status == "timed_out":
         return "Timed out: nobody answered before the deadline"
     if request.withdrawn:
         return f"Withdrawn: {request.reject_reason or 'the request was given up'}"
-    if status == "rejected":
-        reason = f": {request.reject_reason}" if request.reject_reason else ""
-        return f"Already rejected{by}{reason}"
+    if status in ("resolved", "rejected"):
+        ended = ended_words(request, by=request.settled_by)
+        return f"Already {ended[:1].lower()}{ended[1:]}"
     return "This request is still open"
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "arguments_words",
     "asked_text",
     "clip",
+    "ended_words",
     "headline",
     "outcome_line",
     "request_kind",
@@ -198,20 +199,40 @@ def _decision(request: PendingInput) -> dict[str, Any] | None:
 def outcome_line(notice: Notice) -> str:
     """How the request ended, in a few words: ``Answered by alice in the desk``."""
     request = notice.request
-    outcome = notice.outcome or str(request.status)
+    by = notice.answered_by or request.settled_by or "someone"
+    return ended_words(request, outcome=notice.outcome, by=by, via=notice.answered_via)
+
+
+def ended_words(
+    request: PendingInput,
+    *,
+    outcome: str | None = None,
+    by: str | None = None,
+    via: str | None = None,
+) -> str:
+    """How ``request`` ended, in a few words: ``Approved by bob in the desk``, ``Declined by
+    alice: not now``, ``Approved with changes by bob``, ``Timed out``, ``Withdrawn``.
+
+    Args:
+        request: the settled request.
+        outcome: ``resolved``, ``rejected``, ``timed_out`` or ``withdrawn``; the request's
+            status when not given.
+        by: who settled it; the words name no one when not given.
+        via: the surface the deciding answer came through (``desk``, ``slack``, ...).
+    """
+    outcome = outcome or str(request.status)
     if outcome == "timed_out":
         return "Timed out"
     if outcome == "withdrawn" or request.withdrawn:
         return "Withdrawn"
-    by = notice.answered_by or request.settled_by or "someone"
-    via = notice.answered_via
     where = f" {_VIA.get(via, f'via {via}')}" if via else ""
+    who = f" by {by}" if by else ""
     kind = request_kind(request)
     decision = _decision(request) or {}
     if outcome == "rejected":
         verb = "Rejected" if kind == "approval" else "Declined"
         reason = f": {request.reject_reason}" if request.reject_reason else ""
-        return clip(f"{verb} by {by}{where}{reason}", 300)
+        return clip(f"{verb}{who}{where}{reason}", 300)
     if kind == "approval":
         verb = {
             "approve": "Approved",
@@ -219,9 +240,9 @@ def outcome_line(notice: Notice) -> str:
             "reject": "Rejected",
             "respond": "Answered instead",
         }.get(str(decision.get("decision")), "Decided")
-        return f"{verb} by {by}{where}"
+        return f"{verb}{who}{where}"
     if kind == Kind.CONFIRM and decision.get("confirmed") is True:
-        return f"Confirmed by {by}{where}"
+        return f"Confirmed{who}{where}"
     if kind == Kind.CONFIRM and decision.get("confirmed") is False:
-        return f"Declined by {by}{where}"
-    return f"Answered by {by}{where}"
+        return f"Declined{who}{where}"
+    return f"Answered{who}{where}"

@@ -69,7 +69,7 @@ def test_a_decision_on_an_approval_settled_meanwhile_says_who_settled_it(
     approval.get_by_role("button", name="Approve").click()
     outcome = settled(page, room).first
     expect(outcome).to_have_attribute("data-outcome", "conflict")
-    expect(outcome.locator(".settled-how")).to_have_text("Already answered by alice")
+    expect(outcome.locator(".settled-how")).to_have_text("Already approved by alice")
     expect(page.locator(".card")).to_have_count(0)
 
 
