@@ -91,3 +91,55 @@ def test_ctrl_c_while_a_postgres_server_does_not_answer_prints_nothing(
             child.kill()
             child.communicate()
     assert (child.returncode, out, err.decode()) == (130, b"", "")
+
+
+def desk(tmp_path: Path, store: str) -> subprocess.Popen[bytes]:
+    """``roomkit desk`` on ``store``, any free port, its output read by the test."""
+    return roomkit("desk", "--store", store, "--port", "0", cwd=tmp_path, stdout=subprocess.PIPE)
+
+
+def stopped(child: subprocess.Popen[bytes]) -> tuple[int, bytes, bytes]:
+    """Ctrl-C sent to ``child``; its exit status and the rest of its output."""
+    try:
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.returncode is None:
+            child.kill()
+            child.communicate()
+    return child.returncode, out, err
+
+
+def test_ctrl_c_while_the_desk_starts_on_a_new_store_exits_130(tmp_path: Path) -> None:
+    """Interrupted before it serves (no sign-in link printed): 130, as any command."""
+    (tmp_path / "data").mkdir()
+    child = desk(tmp_path, f"sqlite:///{tmp_path / 'desk.db'}")
+    assert child.stderr is not None
+    first = child.stderr.readline().decode()
+    assert first.startswith("roomkit desk: created a new store in "), first
+    code, out, err = stopped(child)
+    assert (code, out) == (130, b"")
+    # Stopped as it started: uvicorn's own lines at most, no failure and no traceback.
+    assert all(line.startswith("INFO:") for line in err.decode().splitlines()), err.decode()
+
+
+def test_ctrl_c_while_the_desk_waits_on_its_store_exits_130(
+    silent_server: tuple[int, threading.Event], tmp_path: Path
+) -> None:
+    port, taken = silent_server
+    (tmp_path / "data").mkdir()
+    child = desk(tmp_path, f"postgresql://roomkit@127.0.0.1:{port}/kit")
+    assert taken.wait(timeout=30)
+    code, out, err = stopped(child)
+    assert (code, out, err.decode()) == (130, b"", "")
+
+
+def test_ctrl_c_once_the_desk_serves_stops_it_with_0(tmp_path: Path) -> None:
+    """Ctrl-C is how a served desk stops, as `roomkit notify` and `roomkit mcp` stop."""
+    (tmp_path / "data").mkdir()
+    child = desk(tmp_path, f"sqlite:///{tmp_path / 'desk.db'}")
+    assert child.stdout is not None
+    opened = child.stdout.readline().decode()
+    assert opened.startswith("Open http://127.0.0.1:"), opened
+    code, _, _ = stopped(child)
+    assert code == 0

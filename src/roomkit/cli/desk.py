@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -35,13 +34,22 @@ LINK_ACTOR = "admin"
 """Whom the sign-in link ``roomkit desk`` prints speaks for (an admin: it sees everything)."""
 SIGN_IN_TTL = 900.0
 """Seconds the printed sign-in link may be opened in, by default: 15 minutes."""
+INTERRUPTED = 130
+"""The exit status of a desk that Ctrl-C stopped before it served (any interrupted command's)."""
 
 
 def serve(args: argparse.Namespace) -> int:
-    """``roomkit desk``: serve until Ctrl-C or SIGTERM."""
+    """``roomkit desk``: serve until Ctrl-C or SIGTERM, then exit 0.
+
+    Ctrl-C before the desk serves (before it prints its sign-in link) interrupts it as it
+    starts: it exits 130, as any command interrupted does.
+
+    Raises:
+        Failure: a bad option (exit 2), or a store or a socket the desk cannot start on.
+    """
     import uvicorn
 
-    from roomkit._serving import Server, listen, port_problem, sign_in_link
+    from roomkit._serving import Interrupts, Server, listen, port_problem, sign_in_link
     from roomkit.auth.tokens import SESSION_TTL, issue_sign_in_link
     from roomkit.cli.audit import audit_keys, use_audit_keys
     from roomkit.cli.notify import notify_config
@@ -95,8 +103,13 @@ def serve(args: argparse.Namespace) -> int:
     new_file = new_sqlite_file(args.store)
     pending_store, room_store = open_stores(args.store, "roomkit desk")
     trail = use_audit_keys(pending_store, keys)
+    interrupts = Interrupts()
 
     async def run() -> None:
+        with interrupts.watching():
+            await start()
+
+    async def start() -> None:
         try:
             kit = RoomKit(store=room_store)
             # The file's directory routes the requests: delegations, roles, on-call.
@@ -167,16 +180,21 @@ def serve(args: argparse.Namespace) -> int:
                     checkpointing(trail),
                     following(handler, None if config is None else config.ladder),
                 ):
-                    await Server(
+                    interrupts.server = Server(
                         server_config, on_started=started, head_timeout=limits.head_timeout
-                    ).serve(sockets=[sock])
+                    )
+                    await interrupts.server.serve(sockets=[sock])
         finally:
             await close_stores(pending_store, room_store)
 
-    # Ctrl-C is how a served desk stops: by then the server has shut down cleanly.
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         asyncio.run(run())
-    return 0
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C before the desk served (or after it stopped serving, which is a stop).
+        if not interrupts.interrupted and not interrupts.serving:
+            raise
+    # Ctrl-C is how a served desk stops: by then the server has shut down cleanly.
+    return INTERRUPTED if interrupts.interrupted else 0
 
 
 def _key_is_new(data_dir: Path) -> Path | None:
