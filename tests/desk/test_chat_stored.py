@@ -3,17 +3,22 @@ not take gets a 503 and reaches no one."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from desk_harness import ROOMY, SECRET, bearer
 
 from roomkit import RoomKit
+from roomkit.channels.ai import AIChannel
+from roomkit.core.store import turn_journal
 from roomkit.desk import create_desk_app
+from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 from roomkit.stores.sqlite import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -80,3 +85,70 @@ async def test_a_202_comes_once_the_message_is_in_the_history(
     assert accepted.status_code == 202
     assert len(stored) == 1
     assert await history(client) == ["hello"]
+
+
+class Broken(AIProvider):
+    """A model that raises on every turn, and counts them."""
+
+    def __init__(self) -> None:
+        self.turns = 0
+
+    @property
+    def model_name(self) -> str:
+        return "broken"
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        self.turns += 1
+        raise RuntimeError("model down")
+
+
+async def test_a_failed_turn_ends_says_so_and_is_not_run_again_on_restart(
+    tmp_path: Path,
+) -> None:
+    """As the AG-UI and A2A doors do: the room hears to send it again; no restart re-runs it."""
+    store = SQLiteRoomStore(tmp_path / "rooms.db")
+    kit = RoomKit(store=store)
+    model = Broken()
+    kit.register_channel(AIChannel("agent", provider=model))
+    app = create_desk_app(
+        kit, handler=HumanInputHandler(), secret=SECRET, limits=ROOMY, chat_channel_id="chat"
+    )
+    await kit.create_room("room")
+    await kit.add_participant("room", "alice")
+    await kit.attach_channel("room", "agent")
+    published: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    hub = app.state.desk_hub
+    original = hub.publish_room_message
+
+    async def spy(room_id: str, message: dict[str, Any]) -> None:
+        await published.put(message)
+        await original(room_id, message)
+
+    hub.publish_room_message = spy
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+            accepted = await client.post(
+                "/api/rooms/room/messages", json={"text": "hi"}, headers=bearer("alice")
+            )
+            assert accepted.status_code == 202
+            async with asyncio.timeout(10):
+                # The person's own message, and what the room is told of its turn, in any order.
+                own, told = sorted(
+                    [await published.get(), await published.get()], key=lambda m: "failed" in m
+                )
+        assert own["id"] == accepted.json()["id"]
+        assert told["failed"] == own["id"]
+        assert told["body"] == (
+            "The message of alice was recorded but not answered: its turn failed "
+            "(RuntimeError); send it again as a new message"
+        )
+        journal = turn_journal(store)
+        assert journal is not None
+        assert await journal.open_turns() == []
+        assert model.turns == 1
+        assert await kit.resume_pending() == []
+        assert model.turns == 1
+    finally:
+        await kit.close()
+        await store.close()

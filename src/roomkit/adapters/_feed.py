@@ -27,6 +27,7 @@ from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
 from roomkit.core.framework import RoomKit
+from roomkit.core.store import end_turns_of as end_message_turns
 from roomkit.core.store import turn_journal
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
@@ -205,12 +206,7 @@ async def end_turns_of(kit: RoomKit, message_id: int, *, room_id: str | None = N
     ``room_id``, when given), once they were cut on purpose or failed: ``resume_pending()``
     must not run them again, nor a follower (:func:`turn_owed`) wait for them. Nothing to do
     on a room store that keeps no journal."""
-    journal = turn_journal(kit.store)
-    if journal is None:
-        return
-    for turn in await journal.open_turns():
-        if turn.state.get("message_id") == message_id and room_id in (None, turn.room_id):
-            await journal.end_turn(turn.turn_id)
+    await end_message_turns(kit.store, message_id, room_id=room_id)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,10 @@ message of the room reaches the page as a
 ``room_message`` frame through the desk's hub: the person's own as soon as it is accepted,
 the agent's replies as the kit delivers them to the chat's :class:`ChatChannel` (a reply of
 a turn re-driven after a restart included).
+
+A turn that fails (the model raising) ends there: the room is told in a ``room_message``
+whose ``failed`` names the message, saying to send it again, and the turn is not kept for a
+restart's ``resume_pending()`` to run again (as the AG-UI and A2A doors do).
 """
 
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at
@@ -18,7 +22,7 @@ a turn re-driven after a restart included).
 import asyncio
 import logging
 import secrets
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
@@ -33,6 +37,7 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.core.framework import RoomKit
+from roomkit.core.store import end_turns_of
 from roomkit.desk.answers import settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub
@@ -50,6 +55,7 @@ __all__ = [
     "MessageAccepted",
     "NewMessage",
     "chat_router",
+    "failed_view",
     "message_view",
 ]
 
@@ -125,6 +131,21 @@ def message_view(event: RoomEvent) -> dict[str, Any]:
         "channel_id": event.channel_id,
         "body": event.content.body,
         "created_at": event.created_at.isoformat(),
+    }
+
+
+def failed_view(event: RoomEvent, error: str) -> dict[str, Any]:
+    """The ``room_message`` that tells the room the turn of the message ``event`` failed
+    with ``error`` (an exception's name): its ``failed`` is the message's id."""
+    message_id = message_view(event)["id"]
+    return {
+        "id": f"{message_id}-failed",
+        "sender_id": event.channel_id,
+        "channel_id": event.channel_id,
+        "body": f"The message of {event.sender_id} was recorded but not answered: its turn "
+        f"failed ({error}); send it again as a new message",
+        "created_at": datetime.now(UTC).isoformat(),
+        "failed": message_id,
     }
 
 
@@ -228,11 +249,24 @@ def chat_router(
             # Nothing was recorded: the person is told why, and may send it again.
             if not recorded.done():
                 recorded.set_exception(refused)
-        except Exception:
-            if recorded.done():
-                logger.exception("The turn on a chat message in room %s failed", room_id)
-            else:
+        except Exception as error:
+            if not recorded.done():
                 logger.exception("A chat message to room %s could not be stored", room_id)
+                return
+            logger.exception("The turn on a chat message in room %s failed", room_id)
+            await fail_turn(recorded.result(), type(error).__name__)
+
+    async def fail_turn(event: RoomEvent, error: str) -> None:
+        """End the failed turn of the message ``event`` (no restart runs it again), and tell
+        the room to send the message again."""
+        try:
+            await end_turns_of(kit.store, event.id, room_id=event.room_id)
+        except Exception:
+            logger.exception(
+                "The failed turn of a chat message in room %s stays in the room store's journal",
+                event.room_id,
+            )
+        await hub.publish_room_message(event.room_id, failed_view(event, error))
 
     @router.post(
         "/rooms/{room_id}/messages",
