@@ -110,19 +110,6 @@ def stopped(child: subprocess.Popen[bytes]) -> tuple[int, bytes, bytes]:
     return child.returncode, out, err
 
 
-def test_ctrl_c_while_the_desk_starts_on_a_new_store_exits_130(tmp_path: Path) -> None:
-    """Interrupted before it serves (no sign-in link printed): 130, as any command."""
-    (tmp_path / "data").mkdir()
-    child = desk(tmp_path, f"sqlite:///{tmp_path / 'desk.db'}")
-    assert child.stderr is not None
-    first = child.stderr.readline().decode()
-    assert first.startswith("roomkit desk: created a new store in "), first
-    code, out, err = stopped(child)
-    assert (code, out) == (130, b"")
-    # Stopped as it started: uvicorn's own lines at most, no failure and no traceback.
-    assert all(line.startswith("INFO:") for line in err.decode().splitlines()), err.decode()
-
-
 def test_ctrl_c_while_the_desk_waits_on_its_store_exits_130(
     silent_server: tuple[int, threading.Event], tmp_path: Path
 ) -> None:
