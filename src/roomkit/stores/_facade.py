@@ -23,6 +23,7 @@ from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._facets import check_settled_listing
 from roomkit.stores._trail import StoreTrail
 from roomkit.stores.grants import GrantedHistory, GrantedInsert
+from roomkit.stores.outbox import OutboxItem
 
 __all__ = ["PartsFacade"]
 
@@ -49,7 +50,13 @@ class _Approvals(Protocol):
         self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
     ) -> PendingInput | None: ...
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int: ...
-    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool: ...
+    async def append_history_at(
+        self,
+        pending_id: str,
+        entry: dict[str, Any],
+        seq: int,
+        notices: Sequence[OutboxItem] = (),
+    ) -> bool: ...
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]: ...
 
 
@@ -230,6 +237,25 @@ class PartsFacade(DurableBase):
         """
         await self._parts_ready()
         return await self._approvals.append_history_at(pending_id, entry, seq)
+
+    async def append_history_noticed(
+        self, pending_id: str, entry: dict[str, Any], seq: int, notices: Sequence[OutboxItem]
+    ) -> bool:
+        """:meth:`append_history_at`, adding ``notices`` to :attr:`outbox` in the same
+        write (a transaction; on Redis, a script); those whose ids it holds already are left
+        as they are. ``False``, having written neither, when the append is refused: a
+        reassignment and the notice owed to its new person land together, whenever the
+        process dies.
+
+        Raises:
+            TypeError: a notice's body is not JSON-ready; nothing was written.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed.
+        """
+        for notice in notices:
+            notice.encoded_body()  # not JSON-ready: the TypeError comes before the write
+        await self._parts_ready()
+        return await self._approvals.append_history_at(pending_id, entry, seq, notices)
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id.

@@ -22,7 +22,8 @@ Each store names the step that appends chained entries inside a write already op
 ``append_chained``, for any other write that must record its entries with it.
 
 :class:`HistoryLog` is what a durable store offers, and :class:`GuardedHistory` the append
-that writes only while the history is as its writer read it;
+that writes only while the history is as its writer read it (:class:`NoticedHistory`, that
+append with the outbox items it owes people, in one write);
 :class:`~roomkit.stores.memory._history.MemoryHistory` keeps histories in this process's
 memory.
 """
@@ -41,6 +42,7 @@ from roomkit.core.exceptions import CorruptRecordError, InvalidTextError
 from roomkit.models.history import ENTRY_MODELS, ENTRY_TYPES, Entry, check_fields
 from roomkit.models.json_limits import MAX_APPROVERS, MAX_ARGUMENTS_CHARS, MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.stores.outbox import OutboxItem
 from roomkit.tools.validation import unencodable_text
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "MAX_ARGUMENTS_CHARS",
     "GuardedHistory",
     "HistoryLog",
+    "NoticedHistory",
     "asked_entry",
     "broken_link",
     "chain_text",
@@ -445,4 +448,19 @@ class GuardedHistory(Protocol):
         pending request's history, in one write that checks both; ``False``, having written
         nothing, when the request is not pending or its history is no longer ``seq``
         entries long (another entry, or the settle's, came first: read it again)."""
+        ...
+
+
+@runtime_checkable
+class NoticedHistory(Protocol):
+    """A guarded history whose store keeps the notification outbox too, and adds to it in
+    the append's own write: an entry that owes someone a notice (a reassignment) and the
+    notice land together or not at all, so that no process dies between the two."""
+
+    async def append_history_noticed(
+        self, pending_id: str, entry: dict[str, Any], seq: int, notices: Sequence[OutboxItem]
+    ) -> bool:
+        """As :meth:`GuardedHistory.append_history_at`, adding ``notices`` to the store's
+        outbox in the same write (those whose ids it holds already are left as they are);
+        ``False``, having written neither, when the append is refused."""
         ...

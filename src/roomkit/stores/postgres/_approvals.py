@@ -2,11 +2,13 @@
 
 A vote runs in one transaction that holds the request's row lock (:mod:`._votes`), settling
 the request through :class:`~._settling.Settling` when it decides it; an append is a
-check-and-set on the chain's head (:mod:`._history`).
+check-and-set on the chain's head (:mod:`._history`); an append at a given seq adds the
+outbox rows it owes people in its transaction (the outbox's table is in the same schema).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +20,9 @@ from roomkit.stores._history import entry_text, read_entry
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
 from roomkit.stores.base import PendingChange, PendingChangeKind
+from roomkit.stores.outbox import OutboxItem
 from roomkit.stores.postgres._history import append_at, append_chained
+from roomkit.stores.postgres._outbox import add_items
 from roomkit.stores.postgres._part import WritingPart
 from roomkit.stores.postgres._schema import decode_row, read_back
 from roomkit.stores.postgres._settling import Settling
@@ -88,11 +92,17 @@ class Approvals(WritingPart):
             appended = await append_chained(db, self.sql, {pending_id: (entry,)}, self.judged_at())
         return appended[pending_id][0]
 
-    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
-        """Append ``entry`` as entry ``seq`` of the pending request's chain, in a transaction
-        holding the request's row lock (a settle waits for it, as for a vote); ``False``,
-        with nothing written, when the request is not pending or the chain is not ``seq``
-        long."""
+    async def append_history_at(
+        self,
+        pending_id: str,
+        entry: dict[str, Any],
+        seq: int,
+        notices: Sequence[OutboxItem] = (),
+    ) -> bool:
+        """Append ``entry`` as entry ``seq`` of the pending request's chain, and add
+        ``notices`` to the outbox, in a transaction holding the request's row lock (a settle
+        waits for it, as for a vote); ``False``, with neither written, when the request is
+        not pending or the chain is not ``seq`` long."""
         check_nul({"pending_id": pending_id})
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self.ready()
@@ -104,6 +114,7 @@ class Approvals(WritingPart):
             written = await append_at(db, self.sql, pending_id, entry, seq, self.judged_at())
             if not written:  # the chain's last append goes back with the rest
                 raise Rollback(writing)
+            await add_items(db, self.sql.schema, notices)
         return written
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:

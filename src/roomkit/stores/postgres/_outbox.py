@@ -30,7 +30,7 @@ from roomkit.stores.outbox import (
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["PostgresOutbox"]
+__all__ = ["PostgresOutbox", "add_items"]
 
 _LANE = "COALESCE(body::json ->> 'surface', '')"
 """A row's lane, as :func:`~roomkit.stores.outbox.lane_of` has it."""
@@ -83,16 +83,8 @@ class PostgresOutbox(ClaimingOutbox):
         if not items:
             return 0
         await self._store._ready()
-        new = 0
         async with self._store._link.connection() as db, db.transaction():
-            for i in items:
-                cursor = await db.execute(
-                    f"INSERT INTO {self._table} (item_id, pending_id, due, body, attempts, "
-                    "created) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (item_id) DO NOTHING",
-                    (i.item_id, i.pending_id, i.due, i.encoded_body(), i.attempts, i.created),
-                )
-                new += cursor.rowcount
-        return new
+            return await add_items(db, self._store.schema, items)
 
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim
@@ -152,3 +144,18 @@ class PostgresOutbox(ClaimingOutbox):
 
     async def aclose(self) -> None:
         """The pool is the store's: the store closes it."""
+
+
+async def add_items(db: AsyncConnection[Any], schema: str, items: Sequence[OutboxItem]) -> int:
+    """Record the ``items`` not recorded yet in the outbox of the store whose tables live in
+    ``schema``, inside the caller's transaction on ``db`` (a write of the store's, whose
+    entries they belong with); how many were new."""
+    new = 0
+    for i in items:
+        cursor = await db.execute(
+            f'INSERT INTO "{schema}".roomkit_outbox (item_id, pending_id, due, body, attempts, '
+            "created) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (item_id) DO NOTHING",
+            (i.item_id, i.pending_id, i.due, i.encoded_body(), i.attempts, i.created),
+        )
+        new += cursor.rowcount
+    return new

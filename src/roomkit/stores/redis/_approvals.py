@@ -4,12 +4,13 @@ A vote is one script with its history entries and, when it decides, the settle
 (:mod:`._votes`); an append is a check-and-set on the chain's head, guessed from the last
 append made here and linked again to the head the script hands back when another process
 moved it (:mod:`._history`); an append at a given seq checks that seq and the request's
-status in its script, and writes only while both stand.
+status in its script, and writes only while both stand (with the outbox items it owes
+people, when it owes some: the outbox's keys are on the same server).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +19,12 @@ from redis.commands.core import AsyncScript
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._history import entry_text
 from roomkit.stores._records import FORMAT
+from roomkit.stores.outbox import ENDING, OutboxItem
 from roomkit.stores.redis import _history
 from roomkit.stores.redis._batch import ScriptBatcher
 from roomkit.stores.redis._link import guard, text
 from roomkit.stores.redis._once import with_token
+from roomkit.stores.redis._outbox import item_args, outbox_keys
 from roomkit.stores.redis._part import ChainPart
 from roomkit.stores.redis._votes import Voting
 
@@ -40,6 +43,7 @@ class Approvals(ChainPart):
     _set_approvers_logged: AsyncScript = field(init=False)
     _append: ScriptBatcher = field(init=False)
     _append_at: AsyncScript = field(init=False)
+    _append_at_noticed: AsyncScript = field(init=False)
 
     def __post_init__(self) -> None:
         client = self.client
@@ -50,6 +54,7 @@ class Approvals(ChainPart):
         self._set_approvers_logged = client.register_script(_history.SET_APPROVERS_LOGGED)
         self._append = ScriptBatcher(client, client.register_script(_history.APPEND))
         self._append_at = client.register_script(_history.APPEND_AT)
+        self._append_at_noticed = client.register_script(_history.APPEND_AT_NOTICED)
 
     async def add_approvers(
         self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
@@ -116,22 +121,33 @@ class Approvals(ChainPart):
         self.heads.wrote(pending_id, length + 1, after)
         return length
 
-    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
-        """Append ``entry`` as entry ``seq`` of the pending request's chain, in one script
-        that checks both; ``False`` when the request is not pending or the chain is not
-        ``seq`` long."""
+    async def append_history_at(
+        self,
+        pending_id: str,
+        entry: dict[str, Any],
+        seq: int,
+        notices: Sequence[OutboxItem] = (),
+    ) -> bool:
+        """Append ``entry`` as entry ``seq`` of the pending request's chain, and add
+        ``notices`` to the outbox, in one script that checks both; ``False``, with neither
+        written, when the request is not pending or the chain is not ``seq`` long."""
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         keys = [self.layout.record(pending_id), *self.layout.chain(pending_id)]
+        script, told = self._append_at, []
+        if notices:
+            script = self._append_at_noticed
+            keys += outbox_keys(self.layout.prefix)
+            told = [f".{ENDING}", *item_args(notices)]
         length, head = self.heads.guess(pending_id)
         if length != seq:
             length = -1  # no chain is that long: the script hands back the head to link to
         while True:
             lines, after, signed = self.heads.link(pending_id, (entry,), (length, head))
-            args = [FORMAT, length, signed, *lines]
+            args = [FORMAT, length, signed, *lines, *told]
             # A token per attempt: the client's re-send of this one appends nothing more.
             sent_keys, sent_args = with_token(self.layout.prefix, keys, args, within=self.within)
             async with guard(self.where, pending_id, within=self.within):
-                done = await self._append_at(keys=sent_keys, args=sent_args)
+                done = await script(keys=sent_keys, args=sent_args)
             if not isinstance(done, list):
                 break
             length, head = _history.Heads.moved(pending_id, done)

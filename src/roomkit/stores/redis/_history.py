@@ -49,10 +49,12 @@ from roomkit.stores._quorum import widened
 from roomkit.stores._records import FORMAT, NONE, names_text, read_names
 from roomkit.stores._trail import Anchoring, head_value
 from roomkit.stores.redis._once import once
+from roomkit.stores.redis._outbox import ADD_ITEMS
 
 __all__ = [
     "APPEND",
     "APPEND_AT",
+    "APPEND_AT_NOTICED",
     "HEAD_MOVED",
     "SET_APPROVERS",
     "SET_APPROVERS_LOGGED",
@@ -163,6 +165,29 @@ return 1
 )
 """Appends an entry to a pending request's chain only while the chain is as long as the
 caller read it; run once per token. An open request's history never expires."""
+
+APPEND_AT_NOTICED = once(
+    HEAD_MOVED
+    + ADD_ITEMS
+    + """
+-- KEYS: as APPEND_AT, then the outbox's keys (as ADD_ITEMS takes them)
+-- ARGV: as APPEND_AT, then the suffix of an ending's id and the notices' arguments
+local cur = redis.call('HMGET', KEYS[1], 'format', 'status')
+if cur[1] ~= ARGV[1] or cur[2] ~= 'pending' then
+  return 0
+end
+local moved = head_moved(KEYS[2], tonumber(ARGV[2]))
+if moved then
+  return moved
+end
+redis.call('RPUSH', KEYS[2], ARGV[4])
+anchor(KEYS[3], KEYS[4], ARGV[3])
+add_items(5, ARGV[5], 6)
+return 1
+"""
+)
+"""As :data:`APPEND_AT`, adding the outbox items the entry owes people in the same script:
+a reassignment and the notice to its new person land together or not at all."""
 
 SET_APPROVERS_LOGGED = once(
     HEAD_MOVED

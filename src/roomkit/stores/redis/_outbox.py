@@ -36,32 +36,50 @@ from roomkit.stores.outbox import ENDING, KEEP_DONE, Claim, ClaimingOutbox, Outb
 from roomkit.stores.redis._link import beside
 from roomkit.stores.redis._once import once, with_token
 
-__all__ = ["RedisOutbox"]
+__all__ = ["ADD_ITEMS", "RedisOutbox", "item_args", "outbox_keys"]
 
-_ADD = """
-local new = 0
-for i = 2, #ARGV, 7 do
-  local key = KEYS[1] .. ARGV[i]
-  if redis.call('EXISTS', key) == 0 then
-    local request, ending = ARGV[i + 1], ARGV[i + 1] .. ARGV[1]
-    redis.call('HSET', key, 'pending_id', request, 'body', ARGV[i + 3],
-               'attempts', ARGV[i + 4], 'created', ARGV[i + 5], 'done', '0',
-               'lane', ARGV[i + 6])
-    redis.call('ZADD', KEYS[2], ARGV[i + 2], ARGV[i])
-    redis.call('ZADD', KEYS[5] .. ARGV[i + 6], ARGV[i + 2], ARGV[i])
-    redis.call('SADD', KEYS[6], ARGV[i + 6])
-    redis.call('ZADD', KEYS[3] .. request, ARGV[i + 5], ARGV[i])
-    redis.call('PERSIST', KEYS[3] .. request)
-    if ARGV[i] == ending then
-      redis.call('SREM', KEYS[4], request)
-    elseif redis.call('EXISTS', KEYS[1] .. ending) == 0 then
-      redis.call('SADD', KEYS[4], request)
+ADD_ITEMS = """
+-- Records the items not recorded yet, from ARGV[from] on (7 arguments each: id, request,
+-- due, body, attempts, created, lane); KEYS[first] to KEYS[first + 5] are the outbox's item
+-- prefix, due set, request prefix, unended set, lane prefix and lanes set; `ending` is the
+-- suffix of a request's ending's id. How many were new.
+local function add_items(first, ending, from)
+  local new = 0
+  local item, due, req, unended = KEYS[first], KEYS[first + 1], KEYS[first + 2], KEYS[first + 3]
+  local lane_of, lanes = KEYS[first + 4], KEYS[first + 5]
+  for i = from, #ARGV, 7 do
+    local key = item .. ARGV[i]
+    if redis.call('EXISTS', key) == 0 then
+      local request = ARGV[i + 1]
+      local ended = request .. ending
+      redis.call('HSET', key, 'pending_id', request, 'body', ARGV[i + 3],
+                 'attempts', ARGV[i + 4], 'created', ARGV[i + 5], 'done', '0',
+                 'lane', ARGV[i + 6])
+      redis.call('ZADD', due, ARGV[i + 2], ARGV[i])
+      redis.call('ZADD', lane_of .. ARGV[i + 6], ARGV[i + 2], ARGV[i])
+      redis.call('SADD', lanes, ARGV[i + 6])
+      redis.call('ZADD', req .. request, ARGV[i + 5], ARGV[i])
+      redis.call('PERSIST', req .. request)
+      if ARGV[i] == ended then
+        redis.call('SREM', unended, request)
+      elseif redis.call('EXISTS', item .. ended) == 0 then
+        redis.call('SADD', unended, request)
+      end
+      new = new + 1
     end
-    new = new + 1
   end
+  return new
 end
-return new
 """
+"""A Lua function every script that adds outbox items runs: :data:`_ADD`, and the append of
+a history entry with the notices it owes (:mod:`~roomkit.stores.redis._history`)."""
+
+_ADD = (
+    ADD_ITEMS
+    + """
+return add_items(1, ARGV[1], 2)
+"""
+)
 
 _TAKEN_BEFORE = """
 -- Sent again after its reply was lost, a claim hands over what its first run took, and
@@ -242,6 +260,21 @@ return 1
 """)
 
 
+def outbox_keys(prefix: str) -> list[str]:
+    """The keys :data:`ADD_ITEMS` takes, for the store with ``prefix``."""
+    outbox = f"{prefix}:outbox:"
+    return [outbox + name for name in ("item:", "due", "req:", "unended", "lane:", "lanes")]
+
+
+def item_args(items: Sequence[OutboxItem]) -> list[Any]:
+    """The arguments :data:`ADD_ITEMS` takes for ``items``."""
+    args: list[Any] = []
+    for i in items:
+        args += [i.item_id, i.pending_id, repr(i.due), i.encoded_body(), i.attempts]
+        args += [repr(i.created), i.lane]
+    return args
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -283,13 +316,9 @@ class RedisOutbox(ClaimingOutbox):
     async def add(self, items: Sequence[OutboxItem]) -> int:
         if not items:
             return 0
-        args: list[Any] = [f".{ENDING}"]
-        for i in items:
-            args += [i.item_id, i.pending_id, repr(i.due), i.encoded_body(), i.attempts]
-            args += [repr(i.created), i.lane]
-        keys = [self._item, self._due, self._request, self._unended, self._lane, self._lanes]
+        keys = outbox_keys(self._store.prefix)
         async with self._server():
-            return int(await self._add(keys=keys, args=args))
+            return int(await self._add(keys=keys, args=[f".{ENDING}", *item_args(items)]))
 
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim

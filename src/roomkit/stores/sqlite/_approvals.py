@@ -3,12 +3,14 @@
 Each write runs in the store's ``BEGIN IMMEDIATE`` transaction, which holds the file's write
 lock: a vote is judged, recorded and (when it decides) settled with its history entries, all
 or nothing, and an append reads the chain's head with no other process appending between (an
-append at a given seq reads the request's status too, and writes only while both stand).
+append at a given seq reads the request's status too, and writes only while both stand, with
+the outbox rows it owes people: the outbox's table is in the same file).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +19,12 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._history import entry_text, read_entry, stored_seq
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
+from roomkit.stores.outbox import OutboxItem
 from roomkit.stores.sqlite import _schema as sql
 from roomkit.stores.sqlite._batch import Undo
 from roomkit.stores.sqlite._history import append_chained
 from roomkit.stores.sqlite._link import fetch_all, query
+from roomkit.stores.sqlite._outbox import add_items
 from roomkit.stores.sqlite._part import ChainPart
 from roomkit.stores.sqlite._votes import cast
 
@@ -74,10 +78,17 @@ class Approvals(ChainPart):
 
         return int(await self.write(write))
 
-    async def append_history_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
-        """Append ``entry`` as entry ``seq`` of the pending request's chain, under the file's
-        write lock; ``False`` when the request is not pending or the chain is not ``seq``
-        long."""
+    async def append_history_at(
+        self,
+        pending_id: str,
+        entry: dict[str, Any],
+        seq: int,
+        notices: Sequence[OutboxItem] = (),
+    ) -> bool:
+        """Append ``entry`` as entry ``seq`` of the pending request's chain, and add
+        ``notices`` to the outbox's table, under the file's write lock in one transaction;
+        ``False``, with neither written, when the request is not pending or the chain is
+        not ``seq`` long."""
         entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> bool:
@@ -92,6 +103,7 @@ class Approvals(ChainPart):
             if length != seq:
                 return False
             append_chained(db, pending_id, (entry,), now, self.trail.anchoring)
+            add_items(db, notices)
             return True
 
         return bool(await self.write(write))

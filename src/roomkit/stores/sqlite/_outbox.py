@@ -29,7 +29,7 @@ from roomkit.stores.outbox import (
 )
 from roomkit.stores.sqlite._connect import retry_locked
 
-__all__ = ["SQLiteOutbox", "purge_outbox"]
+__all__ = ["SQLiteOutbox", "add_items", "purge_outbox"]
 
 _LANE = "COALESCE(json_extract(body, '$.surface'), '')"
 """A row's lane, as :func:`~roomkit.stores.outbox.lane_of` has it."""
@@ -55,6 +55,13 @@ CREATE INDEX IF NOT EXISTS roomkit_outbox_lanes ON roomkit_outbox ({_LANE}, due)
 """
 
 _ENDINGS = EndingStatements.on("roomkit_outbox", marker="?", done="done = 1")
+
+_HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'roomkit_outbox'"
+
+_ADD = (
+    "INSERT INTO roomkit_outbox (item_id, pending_id, due, body, attempts, created) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (item_id) DO NOTHING"
+)
 
 
 def _claim(where: str = "") -> str:
@@ -127,19 +134,13 @@ class SQLiteOutbox(ClaimingOutbox):
                 ) from error
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
-        rows = [
-            (i.item_id, i.pending_id, i.due, i.encoded_body(), i.attempts, i.created) for i in items
-        ]
+        rows = _rows(items)
         if not rows:
             return 0
 
         def add(db: sqlite3.Connection) -> int:
             before = db.total_changes
-            db.executemany(
-                "INSERT INTO roomkit_outbox (item_id, pending_id, due, body, attempts, created) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (item_id) DO NOTHING",
-                rows,
-            )
+            db.executemany(_ADD, rows)
             return db.total_changes - before
 
         return int(await self._run(add))
@@ -255,13 +256,33 @@ def _in_transaction(db: sqlite3.Connection, work: Any, *args: Any) -> Any:
     return result
 
 
+def _rows(items: Sequence[OutboxItem]) -> list[tuple[Any, ...]]:
+    return [
+        (item.item_id, item.pending_id, item.due, item.encoded_body(), item.attempts, item.created)
+        for item in items
+    ]
+
+
+def add_items(db: sqlite3.Connection, items: Sequence[OutboxItem]) -> None:
+    """Record the ``items`` not recorded yet, inside the caller's transaction (a write of
+    the store's, whose entries they belong with). A file whose outbox was never opened
+    gains its table here, in the same transaction."""
+    rows = _rows(items)
+    if not rows:
+        return
+    exists = db.execute(_HAS_TABLE).fetchone()
+    if exists is None:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+    db.executemany(_ADD, rows)
+
+
 def purge_outbox(db: sqlite3.Connection, before: float) -> int:
     """Drop every item of the requests whose ending was added before ``before`` and whose
     items are all done, inside the caller's transaction; how many items went.
 
     A file whose outbox was never opened has no table: nothing to drop.
     """
-    exists = db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'roomkit_outbox'"
-    ).fetchone()
+    exists = db.execute(_HAS_TABLE).fetchone()
     return 0 if exists is None else db.execute(_ENDINGS.purge, (before,)).rowcount
