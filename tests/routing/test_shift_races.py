@@ -14,6 +14,7 @@ from tests.servers.stores import StoreSite
 
 from roomkit.models.history import Shown
 from roomkit.people import Directory, Person, on_call
+from roomkit.stores.outbox import OutboxItem
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.stores import MemoryStore, broken_link
@@ -159,3 +160,23 @@ async def test_record_at_appends_only_at_the_length_read_and_while_open(
     if store_site.durable:
         chains = await stores[0].history_texts()
         assert broken_link(pending_id, chains[pending_id]) is None
+
+
+async def test_record_at_adds_its_notices_only_with_its_entry(
+    store_site: StoreSite, stores: list[Any]
+) -> None:
+    """A refused entry adds none of its notices; one recorded adds them, once."""
+    left, right, _ = handlers(store_site, stores, HeldSchedule(), FakeClock(NIGHT))
+    request = await left.create_approval("pay", {"amount": 5}, approvers=["alice"])
+    pending_id = request.pending_id
+    read = len(await left.history(pending_id))
+    notice = OutboxItem(f"{pending_id}.reassign.0.bob", pending_id, 0.0, {"job": "reassign"})
+    shown = Shown(actor="bob", surface="desk")
+    assert not await right.record_at(pending_id, shown, seq=read + 1, notices=[notice])
+    assert await right.outbox.items_for(pending_id) == []
+    assert await right.record_at(pending_id, shown, seq=read, notices=[notice])
+    assert not await left.record_at(pending_id, shown, seq=read, notices=[notice])
+    assert [item.item_id for item in await right.outbox.items_for(pending_id)] == [notice.item_id]
+    with pytest.raises(TypeError, match="sequence of OutboxItem"):
+        await left.record_at(pending_id, shown, seq=read + 1, notices=notice)  # type: ignore[arg-type]
+    assert len(await left.history(pending_id)) == read + 1

@@ -23,10 +23,12 @@ and a step worked out again hands a rotation on once. Each is appended only whil
 history is as the router read it and the request open (one check-and-set in the store,
 :meth:`~roomkit.tools.human_input.HumanInputHandler.record_at`), else the history is read
 again: processes routing a request at once record each shift change once, and none records
-one after the request's settle. When each member of a rotation was
-last assigned is kept in the store's spend ledger (``rotation:["<role>","<member>"]``), so the
-rotation goes on across processes and restarts; two processes assigning the same role in the
-same instant may pick the same member.
+one after the request's settle. The notice an assignment owes its new person (a shift
+change, a member who left, the first person on call) is added to the outbox in that same
+write, so that a process killed just after the assignment leaves nobody untold. When each
+member of a rotation was last assigned is kept in the store's spend ledger
+(``rotation:["<role>","<member>"]``), so the rotation goes on across processes and restarts;
+two processes assigning the same role in the same instant may pick the same member.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from roomkit.people import Directory, reference_of
 from roomkit.routing._entries import ROUTING, Reading, assigned_in, assignment_entry
 from roomkit.routing._members import Rotations, on_call_now
 from roomkit.stores.base import SpendLedger
-from roomkit.stores.outbox import Outbox, OutboxItem, now_of
+from roomkit.stores.outbox import OutboxItem, now_of
 
 __all__ = ["ROUTING", "Router", "Standing"]
 
@@ -66,16 +68,21 @@ class Standing:
 
 
 class RoutedHandler(Protocol):
-    """What the router reads and writes through: the handler's history and outbox."""
+    """What the router reads and writes through: the handler's history (with the notices
+    an assignment owes, added to its outbox) and ledger."""
 
     async def history(self, pending_id: str) -> list[dict[str, Any]]: ...
 
-    async def record_at(self, pending_id: str, entry: dict[str, Any], *, seq: int) -> bool: ...
+    async def record_at(
+        self,
+        pending_id: str,
+        entry: dict[str, Any],
+        *,
+        seq: int,
+        notices: Sequence[OutboxItem] = (),
+    ) -> bool: ...
 
     async def get_request(self, pending_id: str) -> PendingInput | None: ...
-
-    @property
-    def outbox(self) -> Outbox: ...
 
     @property
     def ledger(self) -> SpendLedger: ...
@@ -240,11 +247,13 @@ class Router:
             entry = assignment_entry(self.clock(), approver, actor, before, reason, by)
             if kept is not None:
                 kept.append(entry)
-            elif await self._handler.record_at(request.pending_id, entry, seq=seq):
-                seq += 1
-                await self._tell(request, entry, len(every.get(approver, ())))
             else:
-                return None
+                notices = self._notices(request, entry, len(every.get(approver, ())))
+                if not await self._handler.record_at(
+                    request.pending_id, entry, seq=seq, notices=notices
+                ):
+                    return None
+                seq += 1
             current[approver] = actor
         return current
 
@@ -302,23 +311,27 @@ class Router:
             return None
         return chosen, "rotation" if before is None else "member left" if left else "escalation"
 
-    async def _tell(self, request: PendingInput, entry: dict[str, Any], turn: int) -> None:
-        """Tell the person the recorded assignment ``entry`` (the group's ``turn``-th)
-        hands the request on to, when it is one they hear of through the outbox."""
+    def _notices(self, request: PendingInput, entry: dict[str, Any], turn: int) -> list[OutboxItem]:
+        """The notice owed to the person the assignment ``entry`` (the group's ``turn``-th)
+        hands the request on to, when it is one they hear of through the outbox: recorded
+        with the entry, in the same write, so that a process dying after the entry leaves
+        no one untold."""
         reason, actor = entry["reason"], entry["approvers"][0]
-        if ("replaces" in entry and reason in _HANDED_ON) or reason == "on call":
-            # The new person hears of the request through the notifier's outbox, once: a
-            # desk and a notifier seeing the same change add the same item. So does the
-            # first person on call of a request made while nobody was: nobody was told.
-            now = now_of(self._handler)
-            item = OutboxItem(
+        if not (("replaces" in entry and reason in _HANDED_ON) or reason == "on call"):
+            return []
+        # The new person hears of the request through the notifier's outbox, once: a desk
+        # and a notifier seeing the same change add the same item. So does the first
+        # person on call of a request made while nobody was: nobody was told.
+        now = now_of(self._handler)
+        return [
+            OutboxItem(
                 f"{request.pending_id}.reassign.{turn}.{actor}",
                 request.pending_id,
                 now,
                 {"job": "reassign", "to": actor},
                 created=now,
             )
-            await self._handler.outbox.add([item])
+        ]
 
     # -- who decides -------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ the handler's collaborators, which the handler builds, and answers from them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -18,9 +18,9 @@ from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutEr
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores import GuardedHistory
+from roomkit.stores import GuardedHistory, NoticedHistory
 from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
-from roomkit.stores.outbox import Outbox
+from roomkit.stores.outbox import Outbox, OutboxItem
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import check_by, check_surface, check_timeout
 from roomkit.tools.human_input._deadlines import expire_overdue
@@ -31,6 +31,21 @@ from roomkit.tools.human_input.statistics import HandlerStatistics
 from roomkit.tools.human_input.stores import PendingStore, StoreTrail, check_entry
 
 __all__ = ["HandlerReads"]
+
+
+def _checked_notices(notices: Sequence[OutboxItem]) -> tuple[OutboxItem, ...]:
+    """``notices`` as a tuple, each an outbox item whose body is JSON-ready.
+
+    Raises:
+        TypeError: ``notices`` is a string or a single item, or holds something else.
+    """
+    if isinstance(notices, str | OutboxItem) or not isinstance(notices, Sequence):
+        raise TypeError(f"notices is a sequence of OutboxItem: got {notices!r}")
+    for notice in notices:
+        if not isinstance(notice, OutboxItem):
+            raise TypeError(f"notices holds OutboxItem only: got {notice!r}")
+        notice.encoded_body()  # not JSON-ready: the TypeError comes before any write
+    return tuple(notices)
 
 
 class HandlerReads:
@@ -102,16 +117,32 @@ class HandlerReads:
         check_surface(checked["surface"])
         return await self._decisions.record(pending_id, checked)
 
-    async def record_at(self, pending_id: str, entry: dict[str, Any] | Entry, *, seq: int) -> bool:
+    async def record_at(
+        self,
+        pending_id: str,
+        entry: dict[str, Any] | Entry,
+        *,
+        seq: int,
+        notices: Sequence[OutboxItem] = (),
+    ) -> bool:
         """Append ``entry`` to the open request's history as its entry ``seq`` (the length
         of the history a caller read and decided ``entry`` from), in one check-and-set;
         ``False``, with nothing written, when the request is no longer open or its history
         grew meanwhile (read it again). Two processes deciding the same entry from the same
         history (a routing assignment) so write it once, and never after the settle.
 
+        Args:
+            notices: items of :attr:`outbox` the entry owes people (a reassignment's notice
+                to its new person), added only when the entry is: in the same write on a
+                store that keeps the outbox beside the histories (SQLite, Redis,
+                PostgreSQL), so that a process dying between the two loses no notice;
+                just after it on any other store.
+
         Raises:
             TypeError, ValueError, InvalidTextError: as :meth:`record`; or ``seq`` is no
-                int, or below 0. Nothing was stored.
+                int, or below 0; or ``notices`` holds something other than an
+                :class:`~roomkit.stores.outbox.OutboxItem`, or one whose body is not
+                JSON-ready. Nothing was stored.
         """
         if isinstance(seq, bool) or not isinstance(seq, int):
             raise TypeError(f"seq is the length of the history read, an int: got {seq!r}")
@@ -120,9 +151,22 @@ class HandlerReads:
         checked = check_entry(entry)
         check_by(checked["actor"], name="actor")
         check_surface(checked["surface"])
+        owed = _checked_notices(notices)
+        log = self._decisions.log
+        # One write where the outbox is the store's own, beside the histories.
+        beside = getattr(log, "outbox", None) is self._outbox
+        if owed and beside and isinstance(log, NoticedHistory):
+            return await log.append_history_noticed(pending_id, checked, seq, owed)
+        if not await self._append_at(pending_id, checked, seq):
+            return False
+        if owed:
+            await self._outbox.add(owed)
+        return True
+
+    async def _append_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
         log = self._decisions.log
         if isinstance(log, GuardedHistory):
-            return await log.append_history_at(pending_id, checked, seq)
+            return await log.append_history_at(pending_id, entry, seq)
         # A log of the application's own store: the checks read first, and a write in
         # another process may come between them and the append.
         request = await self._engine.get_request(pending_id)
@@ -130,7 +174,7 @@ class HandlerReads:
             return False
         if len(await log.read_history(pending_id)) != seq:
             return False
-        await log.append_history(pending_id, checked)
+        await log.append_history(pending_id, entry)
         return True
 
     # -- reading -----------------------------------------------------------------------------

@@ -20,6 +20,9 @@ Plans (``op``):
 - ``escalate``: ``add_approvers(id, actors, by=...)``; whether it took.
 - ``notify``: a :class:`~roomkit.notify.Notifier` with a webhook to ``url`` signed with
   ``secret``, until SIGTERM; ``null``.
+- ``route``: route the request ``id`` (``router.refresh``, as a desk reading it or a
+  notifier's step does) with ``on_call``, a schedule name, naming ``person`` at every hour;
+  who has each of its groups now, or the kind of error that refused the write.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ import json
 import os
 import signal
 import sys
+from datetime import datetime
 from typing import Any
 
 from roomkit import HumanInputHandler
+from roomkit.people import Directory, Person
 
 
 def _open(kind: str, where: str, prefix: str) -> Any:
@@ -82,6 +87,14 @@ async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any]) -> Any:
         return await asyncio.gather(*entries)
     if op == "escalate":
         return await handler.add_approvers(plan["id"], plan["actors"], by=plan["by"])
+    if op == "route":
+        request = await handler.get_request(plan["id"])
+        assert request is not None
+        assert handler.router is not None
+        try:
+            return await handler.router.refresh(request)
+        except Exception as error:  # the store's, or its driver's when a trigger refuses
+            return {"refused": type(error).__name__}
     if op == "notify":
         from roomkit.notify import Notifier, Retry, Webhook
 
@@ -102,10 +115,31 @@ async def _settle(
     return await handler.aresolve(pending_id, answer, by=by)
 
 
+class _OnCall:
+    """An on-call schedule naming the same person at every hour."""
+
+    def __init__(self, person: str) -> None:
+        self.person = person
+
+    async def on_call_at(self, at: datetime) -> str | None:
+        return self.person
+
+
+def _directory(plan: dict[str, Any]) -> Directory | None:
+    """The directory a ``route`` plan routes through."""
+    if "on_call" not in plan:
+        return None
+    person = plan["person"]
+    return Directory(
+        {person: Person(email=f"{person}@example.com")},
+        on_call={plan["on_call"]: _OnCall(person)},
+    )
+
+
 async def main(kind: str, where: str, prefix: str, plan_text: str) -> None:
     plan = json.loads(plan_text)
     async with _open(kind, where, prefix) as store:
-        handler = HumanInputHandler(store=store)
+        handler = HumanInputHandler(store=store, directory=_directory(plan))
         print("ready", flush=True)
         sys.stdin.readline()
         done = await _carry_out(handler, plan)

@@ -7,7 +7,10 @@ script call: ``EVALSHA``), reads the server's reply to it, drops the reply and c
 connection: the command ran, its client never hears. Everything else passes through
 unchanged; while the server is down, the relay closes each new connection as the server's
 refused port would. Armed with :meth:`Relay.call_before`, it calls a function (say, one that
-freezes the server) just before it passes on the next command that mentions a marker.
+freezes the server) just before it passes on the next command that mentions a marker; armed
+with :meth:`Relay.hold`, it never passes that command on, and a test kills its client while
+the write is on its way. It relays bytes and nothing else, so it stands as well in front of
+a PostgreSQL server (whose statements' parameters travel as text).
 
 Use it as an async context manager in front of a :class:`RedisServer`::
 
@@ -44,6 +47,7 @@ class Relay:
         """The reply it dropped, as the server sent it."""
         self._marker: bytes | None = None
         self._before: tuple[bytes, Callable[[], None]] | None = None
+        self._held: tuple[bytes, asyncio.Event] | None = None
         self._server: asyncio.Server | None = None
         self._pumps: set[asyncio.Task[None]] = set()
 
@@ -62,6 +66,14 @@ class Relay:
         """Call ``action`` just before the next command that contains ``marker`` is passed
         on to the server."""
         self._before = (marker, action)
+
+    def hold(self, marker: bytes) -> asyncio.Event:
+        """Never pass on the next command that contains ``marker``; the event is set once
+        it is held. Its connection stays open, the command unanswered, until the client
+        goes."""
+        held = asyncio.Event()
+        self._held = (marker, held)
+        return held
 
     async def __aenter__(self) -> Self:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
@@ -120,6 +132,11 @@ class Relay:
                     # The reply to the marked command: the command ran, the client never hears.
                     self.dropped = chunk
                     self.lost.set()
+                    return
+                if not replies and self._held is not None and self._held[0] in chunk:
+                    held, self._held = self._held[1], None
+                    held.set()
+                    await cut.wait()
                     return
                 if not replies and self._before is not None and self._before[0] in chunk:
                     action, self._before = self._before[1], None

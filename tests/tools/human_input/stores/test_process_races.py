@@ -35,15 +35,18 @@ REJECTED = PendingInputStatus.REJECTED
 PENDING = PendingInputStatus.PENDING
 
 
-async def ready(backend: Backend, *plans: dict[str, Any]) -> list[Process]:
-    """Each plan in a process of its own, every one ready and waiting to be let go."""
+async def ready(
+    backend: Backend, *plans: dict[str, Any], elsewhere: list[str] | None = None
+) -> list[Process]:
+    """Each plan in a process of its own, every one ready and waiting to be let go; each
+    opens the store ``elsewhere`` names (kind, location, prefix), else the backend's."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
     peers = [
         await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "tests.tools.human_input.stores.race_peer",
-            *backend.elsewhere,
+            *(elsewhere or backend.elsewhere),
             json.dumps(plan),
             cwd=ROOT,
             env=env,
