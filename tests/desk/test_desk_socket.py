@@ -6,12 +6,14 @@ import json
 import logging
 import math
 import time
+from types import SimpleNamespace
 
 import pytest
 import websockets
 from desk_harness import SECRET, World, bearer, next_frame, serve, socket_for, ws_url
 from websockets.asyncio.client import connect
 
+import roomkit.desk.ws
 from roomkit.desk import DeskLimits, issue_token
 from roomkit.desk.ws import FLOODED, TOKEN_IN_URL
 
@@ -203,10 +205,14 @@ async def test_configured_origins_replace_the_same_host_rule() -> None:
                 pass
 
 
-async def test_an_expiring_token_closes_its_socket_at_expiry(world: World) -> None:
-    # Expiry times are whole seconds: issued on the last whole one, it has over 3 s to connect
-    # (two test workers on a busy machine can take more than one).
-    expiring = issue_token(SECRET, "alice", ttl=4, now=float(math.floor(time.time())))
+async def test_an_expiring_token_closes_its_socket_at_expiry(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token is valid as the socket opens; the socket's clock then reads a moment before
+    its expiry, so the socket closes at once, however long the machine took to connect."""
+    issued = float(math.floor(time.time()))
+    expiring = issue_token(SECRET, "alice", ttl=3600, now=issued)
+    monkeypatch.setattr(roomkit.desk.ws, "time", SimpleNamespace(time=lambda: issued + 3599.99))
     async with serve(world.app) as base, socket_for(base, expiring) as (ws, _):
         assert await closed_with(ws) == 1008
 
