@@ -13,11 +13,11 @@ that keeps a change log (:class:`~roomkit.stores.base.ChangeTracking`: SQLite, R
 PostgreSQL), every request changed since the notifier's *mark*. The mark is where the log
 stood at the last look whose steps reached the outbox; each recording looks at the log again
 (a catch-up adds the steps of the requests it names), and only once the steps are in the
-outbox does the mark move on. So a request made and settled while the changes could not be recorded is still
-told how it ended, however many changes were dropped for a catch-up, as long as the log can
-still name them (see :mod:`roomkit.notify._change_log`); a step already in the outbox is
-added again as nothing, so nothing is told twice. The memory store keeps no such log, and
-never goes away.
+outbox does the mark move on. So a request made and settled while the changes could not be
+recorded is still told how it ended, however many changes were dropped for a catch-up, as
+long as the log can still name them (see :mod:`roomkit.notify._change_log`); a step already
+in the outbox is added again as nothing, so nothing is told twice. The memory store keeps
+no such log, and never goes away.
 """
 
 from __future__ import annotations
