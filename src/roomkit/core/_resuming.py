@@ -4,7 +4,9 @@
 channels, the kit's turn lanes and a way to deliver a reply to its room. Every open turn
 takes its place in its lane before any of them runs, so queued turns keep their order and a
 message arriving meanwhile waits behind them. A turn whose channel is not registered is left
-for a later start; one turn that fails is logged and never fails the turns beside it.
+for a later start; one turn that fails is logged and never fails the turns beside it. Each
+turn run here is leased to this process first, and its lease renewed while it runs
+(:mod:`roomkit.core._leases`); one ended meanwhile by the process that ran it is left alone.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 
 from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
+from roomkit.core._leases import Leases
 from roomkit.core.ports import KitChannel, ResumableChannel, resumes
 from roomkit.core.store import OpenTurn, TurnJournal
 from roomkit.models.room import RoomEvent
@@ -32,6 +35,7 @@ async def resume_turns(
     channels: Mapping[str, KitChannel],
     lanes: TurnLanes,
     deliver: Deliver,
+    leases: Leases,
 ) -> list[RoomEvent]:
     """Run every open turn of ``journal`` again; the replies they made, in turn order.
 
@@ -40,25 +44,29 @@ async def resume_turns(
         channels: the registered channels, by id (read when each turn starts).
         lanes: the kit's turn lanes, where a one-turn-at-a-time channel's turns queue.
         deliver: called with each reply once its turn has stored it.
+        leases: the kit's turn leases: each turn run here is leased again, and renewed
+            while it runs, so other processes following its room know it runs.
 
     Raises:
         asyncio.CancelledError: the resuming was cancelled; any other failure of a turn is
             logged and leaves the others running.
     """
-    turns = await journal.open_turns()
+    found = await journal.open_turns()
     places = [
         lanes.take(turn.room_id, turn.channel_id)
         if runs_one_turn_at_a_time(channels.get(turn.channel_id))
         else None
-        for turn in turns
+        for turn in found
     ]
-    results = await asyncio.gather(
-        *(
-            _resume(turn, channels.get(turn.channel_id), place, deliver)
-            for turn, place in zip(turns, places, strict=True)
-        ),
-        return_exceptions=True,
-    )
+    turns, places = await _claimed(journal, found, places, channels, leases)
+    with leases.held(journal, (t for t in turns if resumes(channels.get(t.channel_id)))):
+        results = await asyncio.gather(
+            *(
+                _resume(turn, channels.get(turn.channel_id), place, deliver)
+                for turn, place in zip(turns, places, strict=True)
+            ),
+            return_exceptions=True,
+        )
     replies: list[RoomEvent] = []
     for turn, result in zip(turns, results, strict=True):
         if isinstance(result, BaseException):
@@ -73,6 +81,38 @@ async def resume_turns(
         elif result is not None:
             replies.append(result)
     return replies
+
+
+async def _claimed(
+    journal: TurnJournal,
+    turns: list[OpenTurn],
+    places: list[Place | None],
+    channels: Mapping[str, KitChannel],
+    leases: Leases,
+) -> tuple[list[OpenTurn], list[Place | None]]:
+    """The turns to run (those this kit resumes leased to this process), and their
+    places; a turn ended meanwhile (by the process that ran it) leaves its place.
+
+    Raises:
+        StoreUnavailableError: the room store cannot be reached (every place is left).
+    """
+    kept: list[tuple[OpenTurn, Place | None]] = []
+    try:
+        for turn, place in zip(turns, places, strict=True):
+            if resumes(channels.get(turn.channel_id)):
+                claimed = await leases.claim(journal, turn)
+                if claimed is None:
+                    if place is not None:
+                        place.leave()
+                    continue
+                turn = claimed
+            kept.append((turn, place))
+    except BaseException:
+        for place in places:
+            if place is not None:
+                place.leave()
+        raise
+    return [turn for turn, _ in kept], [place for _, place in kept]
 
 
 async def _resume(

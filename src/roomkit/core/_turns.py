@@ -6,7 +6,9 @@ the message is recorded together with the turns it starts (one per channel that 
 a turn), and such a channel stores its reply with its turn's end; any other reply is stored
 here. A channel that runs one turn at a time in a room takes its place in the kit's lane
 before anything yields (``_lanes``), so turns run in the order their messages were
-recorded. The message, then each reply, is delivered to the room's channels.
+recorded. The message, then each reply, is delivered to the room's channels. A journalled
+turn is recorded with a lease and renewed while it runs or queues (:mod:`roomkit.core._leases`),
+so that other processes know it runs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 
 from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
+from roomkit.core._leases import Leases
 from roomkit.core.ports import KitChannel, responds, resumes
 from roomkit.core.store import OpenTurn, RoomStore, turn_journal
 from roomkit.models.room import RoomEvent
@@ -34,6 +37,7 @@ async def run_turns(
     lanes: TurnLanes,
     deliver: Deliver,
     announcing: Callable[[], contextlib.AbstractContextManager[None]],
+    leases: Leases,
     on_recorded: Callable[[RoomEvent], object] | None = None,
 ) -> tuple[RoomEvent, ...]:
     """Record ``event``, run a turn of each responding channel of ``bound`` on it, deliver
@@ -47,6 +51,7 @@ async def run_turns(
         deliver: called with the message once recorded, then with each reply.
         announcing: the kit's context in which new human-input requests go to its hooks;
             the turns run inside it.
+        leases: the kit's turn leases, renewed while the journalled turns run.
         on_recorded: called with ``event`` once the room store has it, before the turns run.
     """
     room_id = event.room_id
@@ -57,12 +62,15 @@ async def run_turns(
     turns: dict[str, OpenTurn] = {}
     if journal is not None:
         turns = {
-            channel.channel_id: OpenTurn(
-                os.urandom(16).hex(),
-                room_id,
-                channel.channel_id,
-                event.sender_id or None,
-                {"message_id": event.id},
+            channel.channel_id: leases.begun(
+                journal,
+                OpenTurn(
+                    os.urandom(16).hex(),
+                    room_id,
+                    channel.channel_id,
+                    event.sender_id or None,
+                    {"message_id": event.id},
+                ),
             )
             for channel in responders
             if resumes(channel)
@@ -76,26 +84,31 @@ async def run_turns(
         for channel in responders
         if runs_one_turn_at_a_time(channel)
     }
-    try:
-        if on_recorded is not None:
-            on_recorded(event)
-        await deliver(event)
-        responses: list[RoomEvent] = []
-        with announcing():
-            for channel in responders:
-                place = places.get(channel.channel_id)
-                async with place if place is not None else contextlib.nullcontext():
-                    turn = turns.get(channel.channel_id)
-                    if turn is not None:
-                        # The channel stores its reply with the turn's end.
-                        reply = await channel.respond(room_id, event, turn=turn)
-                    elif (reply := await channel.respond(room_id, event)) is not None:
-                        await store.add_event(reply)
-                if reply is None:
-                    continue
-                responses.append(reply)
-                await deliver(reply)
-    finally:
-        for place in places.values():
-            place.leave()
+    renewing = (
+        leases.held(journal, turns.values()) if journal is not None else contextlib.nullcontext()
+    )
+    # Leased from the record on: the turns are this process's while they run or queue.
+    with renewing:
+        try:
+            if on_recorded is not None:
+                on_recorded(event)
+            await deliver(event)
+            responses: list[RoomEvent] = []
+            with announcing():
+                for channel in responders:
+                    place = places.get(channel.channel_id)
+                    async with place if place is not None else contextlib.nullcontext():
+                        turn = turns.get(channel.channel_id)
+                        if turn is not None:
+                            # The channel stores its reply with the turn's end.
+                            reply = await channel.respond(room_id, event, turn=turn)
+                        elif (reply := await channel.respond(room_id, event)) is not None:
+                            await store.add_event(reply)
+                    if reply is None:
+                        continue
+                    responses.append(reply)
+                    await deliver(reply)
+        finally:
+            for place in places.values():
+                place.leave()
     return tuple(responses)

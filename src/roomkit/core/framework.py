@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -23,6 +24,7 @@ from roomkit.core._delivery import check_delivery, deliver_to
 from roomkit.core._inbound import channel_room, check_inbound, check_new_room
 from roomkit.core._input_required import gate_input_required
 from roomkit.core._lanes import TurnLanes
+from roomkit.core._leases import Leases
 from roomkit.core._resuming import resume_turns
 from roomkit.core._turns import run_turns
 from roomkit.core.hooks import HookEngine, HookRegistrar
@@ -64,10 +66,28 @@ class RoomKit(HookRegistrar):
 
     Args:
         store: where rooms, rosters, bindings and history live; in memory by default.
+        turn_lease: seconds a journalled turn stays leased to this process without a
+            renewal (on a durable store; renewed every third of it while the turn runs):
+            a process that stops, its turns count as run by no process one lease later.
+        clock: seconds since the epoch, read for leases (``time.time``); every process
+            sharing the store must agree on it to well within ``turn_lease``.
+
+    Raises:
+        ValueError: ``turn_lease`` is not a positive number of seconds.
     """
 
-    def __init__(self, store: RoomStore | None = None) -> None:
+    def __init__(
+        self,
+        store: RoomStore | None = None,
+        *,
+        turn_lease: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not turn_lease > 0:
+            raise ValueError(f"turn_lease must be more than 0 seconds, got {turn_lease!r}")
         self.store: RoomStore = store if store is not None else InMemoryStore()
+        self.leases = Leases(term=turn_lease, clock=clock)
+        """The leases of the journalled turns this process runs (read by the doors)."""
         self.hooks = HookEngine()
         self._channels: dict[str, KitChannel] = {}
         self._listeners: dict[str, list[Listener]] = {}
@@ -382,6 +402,7 @@ class RoomKit(HookRegistrar):
             bound,
             store=store,
             lanes=self._lanes,
+            leases=self.leases,
             deliver=partial(self._deliver, channels=bound),
             announcing=self.announcing,
             on_recorded=on_recorded,
@@ -406,7 +427,9 @@ class RoomKit(HookRegistrar):
         if journal is None:
             return []
         with self.announcing():
-            return await resume_turns(journal, self._channels, self._lanes, self._deliver_reply)
+            return await resume_turns(
+                journal, self._channels, self._lanes, self._deliver_reply, self.leases
+            )
 
     def queued_turns(self, room_id: str, channel_id: str) -> int:
         """How many turns of ``channel_id`` in ``room_id`` run or wait to run (for a
@@ -450,5 +473,6 @@ class RoomKit(HookRegistrar):
                 logger.exception("Channel %r failed to close", channel.channel_id)
                 failed = failed or error
         await self.hooks.close()
+        self.leases.stop()
         if failed is not None:
             raise failed

@@ -19,6 +19,7 @@ __all__ = [
     "OpenTurn",
     "RoomStore",
     "TurnJournal",
+    "TurnLeases",
     "end_turns_of",
     "turn_journal",
 ]
@@ -182,6 +183,21 @@ class TurnJournal(Protocol):
 
     async def open_turns(self) -> list[OpenTurn]:
         """The turns started and not finished, oldest first."""
+
+
+@runtime_checkable
+class TurnLeases(Protocol):
+    """A turn journal that keeps, with each open turn, until when a process runs it.
+
+    The kit writes the lease in the turn's state (``"lease_until"``, seconds since the
+    epoch) when it begins the turn and renews it while the turn runs or waits to run, so
+    another process tells a turn some process runs from one none does (its lease lapsed).
+    """
+
+    async def renew_turn(self, turn: OpenTurn) -> bool:
+        """Replace the open turn's state with ``turn.state``; ``False``, writing nothing,
+        when the turn is not open (never begun, or ended): a renewal never reopens a turn.
+        """
 
 
 def turn_journal(store: RoomStore) -> TurnJournal | None:

@@ -41,6 +41,7 @@ class RoomSQL(Protocol):
     upsert_turn: str
     upsert_step: str
     list_steps: str
+    renew_turn: str
     delete_turn: str
     open_turns: str
 
@@ -265,6 +266,16 @@ class SQLRooms(Opened):
             if params is not None:
                 await run(self._sql.insert_event, params)
         return True
+
+    async def renew_turn(self, turn: OpenTurn) -> bool:
+        """Replace the open turn's state with ``turn.state`` (the lease of the process
+        running it), in one statement; ``False``, writing nothing, when it is not open.
+
+        Raises:
+            TypeError: the state is not JSON-ready.
+            StoreUnavailableError: the database cannot be reached (the message says why).
+        """
+        return bool(await self._write(self._sql.renew_turn, rows.renew_params(turn)))
 
     async def end_turn(self, turn_id: str) -> None:
         """Forget the turn and its steps without a reply, in one statement; an unknown id

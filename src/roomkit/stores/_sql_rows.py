@@ -138,6 +138,8 @@ UPSERT_STEP = (
     " ON CONFLICT (turn_id, idx) DO UPDATE SET kind = excluded.kind, payload = excluded.payload"
 )
 LIST_STEPS = "SELECT idx, kind, payload FROM roomkit_turn_steps WHERE turn_id = ? ORDER BY idx"
+RENEW_TURN = "UPDATE roomkit_turns SET state = ? WHERE turn_id = ? RETURNING turn_id"
+"""Replaces an open turn's state (its lease); the row comes back when the turn was open."""
 DELETE_TURN = "DELETE FROM roomkit_turns WHERE turn_id = ? RETURNING turn_id"
 """Ends a turn (its steps go with it); the row comes back when the turn was open."""
 OPEN_TURNS = "SELECT turn_id, room_id, channel_id, actor_id, state FROM roomkit_turns ORDER BY seq"
@@ -160,6 +162,7 @@ class _Statements:
     upsert_turn = UPSERT_TURN
     upsert_step = UPSERT_STEP
     list_steps = LIST_STEPS
+    renew_turn = RENEW_TURN
     delete_turn = DELETE_TURN
     open_turns = OPEN_TURNS
 
@@ -268,6 +271,11 @@ def turn_params(turn: OpenTurn) -> tuple[Any, ...]:
     """The parameters of :data:`UPSERT_TURN`."""
     state = dump(turn.state, "Turn state")
     return (turn.turn_id, turn.room_id, turn.channel_id, turn.actor_id, state)
+
+
+def renew_params(turn: OpenTurn) -> tuple[Any, ...]:
+    """The parameters of :data:`RENEW_TURN`."""
+    return (dump(turn.state, "Turn state"), turn.turn_id)
 
 
 def turn_from(row: Row) -> OpenTurn:

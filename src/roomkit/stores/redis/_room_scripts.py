@@ -34,6 +34,7 @@ __all__ = [
     "RECORD_INBOUND",
     "RECORD_STEP",
     "REMOVE_BINDING",
+    "RENEW_TURN",
 ]
 
 # Every write script takes the format key as KEYS[1] and the format as ARGV[1], and answers a
@@ -214,6 +215,18 @@ redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('DEL', KEYS[3], KEYS[4])
 if #KEYS > 4 then append_event(KEYS[6], KEYS[7], ARGV[4], ARGV[5]) end
 return {'ok', 1}
+"""
+)
+
+RENEW_TURN = (
+    """
+-- KEYS: format, turns, turn. ARGV: format, turn id, turn. Replaces an open turn's record.
+"""
+    + _FORMAT_CHECK
+    + """
+if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return {'noturn'} end
+redis.call('SET', KEYS[3], ARGV[3])
+return {'ok'}
 """
 )
 

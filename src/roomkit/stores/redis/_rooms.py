@@ -415,6 +415,23 @@ class RedisRoomStore(Opened):
             done = await self._under_room(scripts.FINISH_TURN, keys, args, reply.room_id, once=True)
         return bool(int(done[1]))
 
+    async def renew_turn(self, turn: OpenTurn) -> bool:
+        """Replace the open turn's state with ``turn.state`` (the lease of the process
+        running it), in one script; ``False``, writing nothing, when it is not open.
+
+        Raises:
+            TypeError: the state is not JSON-ready.
+            StoreUnavailableError: the server cannot be reached.
+        """
+        record = records.encode_turn(turn)
+        await self.open()
+        keys = [self._keys.turns, self._keys.turn(turn.turn_id)]
+        try:
+            await self._run.write(scripts.RENEW_TURN, keys, [turn.turn_id, record])
+        except Refused:
+            return False
+        return True
+
     async def end_turn(self, turn_id: str) -> None:
         """Forget the turn and its steps without a reply; an unknown id is ignored.
 
