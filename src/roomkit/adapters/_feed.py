@@ -6,8 +6,9 @@ of its caller is in flight: :func:`run_turns` runs the caller's messages as the 
 in a task of their own, whose result says which of them failed (:func:`failures_of`: the
 follower then ends saying so, never as a success), :class:`FeedChannel` hands it the
 agent's replies to the room as the kit delivers them, and :func:`turn_owed` says whether a
-turn of the room still runs here or waits in the store's journal for a re-drive, so that a
-follower knows when the room rests.
+turn of the room still runs here or waits in the store's journal for a re-drive (and whether
+a process runs it, by its lease), so that a follower knows when the room rests, and when
+it waits on a turn no process runs.
 :func:`held_requests` says which open requests of the room hold it: each with the deadline
 a wait gave it.
 """
@@ -15,6 +16,7 @@ a wait gave it.
 from __future__ import annotations
 
 import asyncio
+import enum
 import functools
 import logging
 import weakref
@@ -37,8 +39,10 @@ from roomkit.tools.human_input import HumanInputHandler
 __all__ = [
     "DEADLINE_GRACE",
     "RECENT",
+    "STRANDED",
     "EventKey",
     "FeedChannel",
+    "Owed",
     "RoomLocks",
     "TurnFailure",
     "drained",
@@ -190,15 +194,40 @@ async def recorded_elsewhere(
     ]
 
 
-async def turn_owed(kit: RoomKit, room_id: str, agent: str) -> bool:
+class Owed(enum.Enum):
+    """Whether a turn of a room is owed, and whether some process runs it."""
+
+    NONE = "none"
+    """No turn of the room runs, nor waits in the journal."""
+    RUNNING = "running"
+    """A turn runs here, or its lease in the journal says some process runs it."""
+    STRANDED = "stranded"
+    """The journal holds turns of the room and no process runs them (their leases lapsed):
+    only a ``resume_pending()`` carries them on."""
+
+
+STRANDED = (
+    "The thread's turn is left in the room store and no server process runs it (the one "
+    "that ran it stopped): an answer given is kept, and the turn goes on once the server "
+    "calls resume_pending(); or send your message again"
+)
+"""What a follower tells its caller when the room's owed turns are :attr:`Owed.STRANDED`."""
+
+
+async def turn_owed(kit: RoomKit, room_id: str, agent: str) -> Owed:
     """Whether a turn of ``agent`` in the room runs here, or is left in the store for a
-    re-drive."""
+    re-drive, and then whether a process runs it."""
     if kit.queued_turns(room_id, agent):
-        return True
+        return Owed.RUNNING
     journal = turn_journal(kit.store)
     if journal is None:
-        return False
-    return any(turn.room_id == room_id for turn in await journal.open_turns())
+        return Owed.NONE
+    owed = [turn for turn in await journal.open_turns() if turn.room_id == room_id]
+    if not owed:
+        return Owed.NONE
+    if any(kit.leases.running(turn) for turn in owed):
+        return Owed.RUNNING
+    return Owed.STRANDED
 
 
 async def end_turns_of(kit: RoomKit, message_id: int, *, room_id: str | None = None) -> None:

@@ -4,6 +4,7 @@ talking to it in-process."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +106,10 @@ class World:
         tasks: TaskStore | None = None,
         approval: Approval | None = None,
         provider: AIProvider | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
-        self.kit = RoomKit(store=rooms) if rooms else RoomKit()
+        self.kit = RoomKit(store=rooms, clock=clock) if clock else RoomKit(store=rooms)
         human = HumanInputToolHandler(
             {"AskUserQuestion"},
             handler=self.handler,

@@ -4,6 +4,7 @@ every SSE frame back through the ``ag_ui`` package's own event models."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -81,6 +82,7 @@ class Front:
         approval: Approval | None = None,
         max_new_messages: int | None = None,
         provider: AIProvider | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.outbox = Outbox()
@@ -92,7 +94,7 @@ class Front:
             tool_definitions=[AITool(**ASK_USER_QUESTION), AITool(**CONFIRM_ACTION)],
             answer_schemas=answer_schemas,
         )
-        self.kit = RoomKit(store=rooms)
+        self.kit = RoomKit(store=rooms, clock=clock) if clock else RoomKit(store=rooms)
         self.kit.register_channel(
             AIChannel(
                 "ai",

@@ -42,8 +42,10 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 
 from roomkit.adapters._feed import (
+    STRANDED,
     EventKey,
     FeedChannel,
+    Owed,
     RoomLocks,
     TurnFailure,
     drained,
@@ -355,9 +357,10 @@ class RoomKitExecutor(AgentExecutor):
     ) -> None:
         """Follow the room until the task's turn failed (failed, the message saying it was
         not handled: send it again), or the room holds on requests (input required) or
-        rests (completed); the task's message says what the agent replied meanwhile, here
-        or, after an answer taken here, in another process (read back from the room
-        store)."""
+        rests (completed), or waits only on turns no process runs (failed, the message
+        saying that they go on once the server calls ``resume_pending()``, or to send the
+        message again); the task's message says what the agent replied meanwhile, here or,
+        after an answer taken here, in another process (read back from the room store)."""
         if turn is not None:
             turn.add_done_callback(lambda _: wake.set())
         said = list(notes)
@@ -372,11 +375,18 @@ class RoomKitExecutor(AgentExecutor):
                 return
             held = await held_requests(self.handler, room_id, waited=clock() - started)
             resting = held == [] and (turn is None or turn.done()) and replies.empty()
-            if held or (resting and not await turn_owed(self.kit, room_id, self.agent)):
+            owed = await turn_owed(self.kit, room_id, self.agent) if resting else None
+            if held or owed in (Owed.NONE, Owed.STRANDED):
                 own = self.channel.channel_id
                 for event in await recorded_elsewhere(self.kit, room_id, seen, own):
                     if event.content.body:
                         said.append(event.content.body)
+                if owed is Owed.STRANDED:
+                    said.append(STRANDED)
+                    await updater.failed(
+                        updater.new_agent_message([new_text_part(t) for t in said])
+                    )
+                    return
                 break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), BACKSTOP)

@@ -37,8 +37,10 @@ from ag_ui.core import (
 
 from roomkit.adapters._feed import (
     RECENT,
+    STRANDED,
     EventKey,
     FeedChannel,
+    Owed,
     RoomLocks,
     TurnFailure,
     drained,
@@ -291,7 +293,8 @@ async def _follow(
 ) -> AsyncIterator[BaseEvent]:
     """Stream the replies until a turn the run follows failed (``RUN_ERROR`` with the code
     ``turn_failed``, naming each message to send again), or the thread holds on requests
-    (interrupt) or rests.
+    (interrupt) or rests, or waits only on turns no process runs (``RUN_ERROR`` with the
+    code ``turn_not_running``).
 
     The requests shown are those the caller may see: a thread held only by questions of
     others ends the caller's run (no interrupt it could never answer). ``seen`` holds the
@@ -306,6 +309,7 @@ async def _follow(
     started = clock()
     while True:
         wake.clear()
+        owed: Owed | None = None
         for reply in drained(replies, seen):
             for item in text_events(reply):
                 yield item
@@ -323,19 +327,19 @@ async def _follow(
         elif held:
             interrupts = [interrupt_of(thread.handler, r) for r in held]
             outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
-        elif (
-            held == []
-            and all(turn.done() for turn in turns)
-            and replies.empty()
-            and not await turn_owed(thread.kit, thread_id, thread.agent)
-        ):
-            outcome = RunFinishedSuccessOutcome()
+        elif held == [] and all(turn.done() for turn in turns) and replies.empty():
+            owed = await turn_owed(thread.kit, thread_id, thread.agent)
+            outcome = RunFinishedSuccessOutcome() if owed is Owed.NONE else None
         else:
             outcome = None
-        if outcome is not None:
+        if outcome is not None or owed is Owed.STRANDED:
             for event in await recorded_elsewhere(thread.kit, thread_id, seen, own):
                 for item in text_events(event):
                     yield item
+        if owed is Owed.STRANDED:
+            yield RunErrorEvent(message=STRANDED, code="turn_not_running")
+            return
+        if outcome is not None:
             for request in held or ():
                 for item in held_call(request):
                     yield item
