@@ -207,9 +207,9 @@ class Owed(enum.Enum):
 
 
 STRANDED = (
-    "The thread's turn is left in the room store and no server process runs it (the one "
-    "that ran it stopped): an answer given is kept, and the turn goes on once the server "
-    "calls resume_pending(); or send your message again"
+    "A turn of this thread was left in the room store and no server process runs it (the "
+    "one that ran it stopped): it goes on, with any answer given to it, once the server "
+    "calls resume_pending(); or send its message again as a new message"
 )
 """What a follower tells its caller when the room's owed turns are :attr:`Owed.STRANDED`."""
 

@@ -77,18 +77,18 @@ class Leases:
         mine = {turn.turn_id: turn for turn in turns}
         ids = list(mine)
         self._held.update(mine)
-        if ids and (self._renewing is None or self._renewing.done()):
-            self._renewing = asyncio.get_running_loop().create_task(
-                self._renew(journal), name="renew:turn-leases"
-            )
+        loop = asyncio.get_running_loop()
+        renewing = self._renewing
+        # A kit used on a new event loop renews there: a task of a loop gone never runs.
+        if ids and (renewing is None or renewing.done() or renewing.get_loop() is not loop):
+            self._renewing = loop.create_task(self._renew(journal), name="renew:turn-leases")
         try:
             yield
         finally:
             for turn_id in ids:
                 self._held.pop(turn_id, None)
-            if not self._held and self._renewing is not None:
-                self._renewing.cancel()
-                self._renewing = None
+            if not self._held:
+                self.stop()
 
     async def _renew(self, journal: TurnLeases) -> None:
         while self._held:
@@ -109,6 +109,6 @@ class Leases:
 
     def stop(self) -> None:
         """Stop renewing (the kit closes): the leases held lapse within one term."""
-        if self._renewing is not None:
-            self._renewing.cancel()
-            self._renewing = None
+        renewing, self._renewing = self._renewing, None
+        if renewing is not None and not renewing.get_loop().is_closed():
+            renewing.cancel()
