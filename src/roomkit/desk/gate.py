@@ -10,43 +10,46 @@ rate-limit bucket. The WebSocket checks the same ``Host`` rule and calls :meth:`
 with the token of its auth frame; ``/metrics`` off loopback admits an administrator.
 Tokens and the authenticator's error text never reach a log or a response.
 
-A route that reads a body is gated before its body is read (:func:`admit_before_body`, which
-the desk's route class calls): a caller without a valid token, over the rate limit or
-calling through a foreign ``Host`` is refused without the desk reading or parsing a byte of
-what it sent, and the route's own dependency then takes the caller admitted so.
+A route that reads a body is gated before its body is read: :class:`Gate` is a
+:class:`~roomkit._admission.BodyGate`, which the desk's route class runs first
+(:func:`~roomkit._admission.admit_first`), so a caller without a valid token, over the rate
+limit or calling through a foreign ``Host`` is refused without the desk reading or parsing a
+byte of what it sent, and the route's own dependency then takes the caller admitted so.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import HTTPException, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
+from roomkit._admission import BodyGate, GateDependency, admit_before_body, gate_dependency
 from roomkit.auth.authenticator import Authenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import Principal
 from roomkit.desk.limits import HostRule, RateLimiter
 
-__all__ = ["Gate", "admit_before_body", "gate_dependency", "refused_response", "signed_in"]
+__all__ = [
+    "Gate",
+    "GateDependency",
+    "admit_before_body",
+    "gate_dependency",
+    "refused_response",
+    "signed_in",
+]
 
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
 
 _Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
 """The bearer token a route's dependency reads, if any: the ``Authorization`` header's."""
-_ADMITTED = "roomkit.desk.admitted"
-"""The scope key a request's caller is kept under once the gate admitted it, with the use."""
-
-GateDependency = Callable[[Request, HTTPAuthorizationCredentials | None], Awaitable[Principal]]
-"""A route's dependency on a :class:`Gate`: the gate itself, or one of its link methods."""
 
 
-class Gate:
+class Gate(BodyGate):
     """Authenticates callers for a use and applies the per-actor rate limit.
 
     Args:
@@ -145,11 +148,10 @@ class Gate:
     async def _caller(
         self, request: Request, credentials: HTTPAuthorizationCredentials | None, use: Use
     ) -> Principal:
-        admitted = request.scope.get(_ADMITTED)
-        if admitted is not None and admitted[0] is use:
+        admitted = self.admitted(request, use)
+        if admitted is not None:
             # Admitted before the body was read: the same caller, its bucket spent once.
-            principal: Principal = admitted[1]
-            return principal
+            return admitted
         refusal = self.hosts.refusal(request.headers.get("host"), request.scope.get("server"))
         if refusal is not None:
             raise HTTPException(status_code=400, detail=refusal)
@@ -158,33 +160,8 @@ class Gate:
         except Refused as refused:
             raise refused_response(refused) from None
         self.throttle(principal)
-        request.scope[_ADMITTED] = (use, principal)
+        self.remember(request, use, principal)
         return principal
-
-
-def gate_dependency(dependencies: Any) -> GateDependency | None:
-    """The dependency on a :class:`Gate` among a FastAPI route's ``dependencies`` (its
-    dependant's), or ``None`` when the route has none."""
-    for dependency in dependencies:
-        call = dependency.call
-        owner = call if isinstance(call, Gate) else getattr(call, "__self__", None)
-        if isinstance(owner, Gate):
-            found: GateDependency = call
-            return found
-    return None
-
-
-async def admit_before_body(dependency: GateDependency, request: Request) -> None:
-    """Run a route's gate ``dependency`` on ``request`` before anything reads its body.
-
-    The caller it admits is kept in the request's scope, where the route's own run of the
-    dependency finds it (the rate limit is spent once).
-
-    Raises:
-        HTTPException: 400 for a foreign ``Host``, 401 or 403 for a refused credential, 429.
-        StoreError: the ledger cannot be read.
-    """
-    await dependency(request, await _bearer(request))
 
 
 def refused_response(refused: Refused) -> HTTPException:

@@ -1,6 +1,6 @@
 """The desk's route class: what every route of the desk's API does around its endpoint.
 
-A route that takes a body admits its caller first (:func:`~roomkit.desk.gate.admit_before_body`:
+A route that takes a body admits its caller first (:func:`~roomkit._admission.admit_first`:
 no token, a refused one or an empty rate-limit bucket is answered without a byte of the body
 read), then checks the body before anything parses it (its size and its JSON:
 :func:`~roomkit.desk.limits.capped_route`); a request that fails validation gets 422 with one
@@ -21,9 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from roomkit.bodies import BODY_METHODS
+from roomkit._admission import admit_first
 from roomkit.core.exceptions import CorruptRecordError, StoreError
-from roomkit.desk.gate import admit_before_body, gate_dependency
 from roomkit.desk.headers import guard
 from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.media import not_json_refusal
@@ -105,15 +104,11 @@ def desk_route_class(
             await guard(self._admitted_first, scope, receive, send, api=True)
 
         async def _admitted_first(self, scope: Scope, receive: Receive, send: Send) -> None:
-            method = scope.get("method")
-            gate = gate_dependency(self.dependant.dependencies)
-            if gate is not None and method in BODY_METHODS and method in self.methods:
-                # A Request without the connection's receive: nothing here can read the body.
-                try:
-                    await admit_before_body(gate, Request(scope))
-                except StoreError as error:
-                    await _store_failure(error, on_store_error)(scope, receive, send)
-                    return
+            try:
+                await admit_first(self.dependant.dependencies, self.methods, scope)
+            except StoreError as error:
+                await _store_failure(error, on_store_error)(scope, receive, send)
+                return
             await super().handle(scope, receive, send)
 
         def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:

@@ -8,7 +8,9 @@ room. ``GET {path}/capabilities`` answers the agent's ``AgentCapabilities``. Eve
 carries a person's desk token (``Authorization: Bearer``, from ``roomkit token ACTOR``),
 checked by the one credential gate (:class:`~roomkit.auth.gate.CredentialGate`) on the desk's
 secret and the store's ledger, so a revoked token is refused here as on the desk; the
-token's subject answers the interrupts, and sees only what the desk would show them.
+token's subject answers the interrupts, and sees only what the desk would show them. A run's
+body is read only once its caller is admitted: no token, a refused one or an empty rate-limit
+bucket is answered without a byte of the body read.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at run
@@ -24,7 +26,9 @@ from ag_ui.encoder import EventEncoder
 from fastapi import APIRouter, Body, Depends, HTTPException, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import Receive, Scope, Send
 
+from roomkit._admission import BodyGate, admit_first
 from roomkit.adapters._feed import open_room, room_id_problem
 from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
 from roomkit.adapters.agui._turns import MAX_NEW_MESSAGES
@@ -73,29 +77,30 @@ def _handler_of(kit: RoomKit, handler: HumanInputHandler | None) -> HumanInputHa
     return handlers[0]
 
 
-def _gate(
-    handler: HumanInputHandler,
-    auth: Authenticator | None,
-    secret: str | bytes | None,
-    data_dir: str | os.PathLike[str] | None,
-    hosts: HostRule,
-    limiter: RateLimiter,
-) -> Any:
+class _Gate(BodyGate):
     """The FastAPI dependency: the caller's principal, a person's token only, from a
-    ``Host`` the endpoint answers to, within the person's rate."""
-    if auth is None:
-        auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
-    gate = CredentialGate(auth, LinkLedger(handler.ledger))
+    ``Host`` the endpoint answers to, within the person's rate. A run's body is read only
+    once its caller is admitted (:func:`~roomkit._admission.admit_first`)."""
 
-    async def caller(
+    def __init__(self, gate: CredentialGate, hosts: HostRule, limiter: RateLimiter) -> None:
+        self.gate = gate
+        self.hosts = hosts
+        self.limiter = limiter
+
+    async def __call__(
+        self,
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     ) -> Principal:
-        refusal = hosts.refusal(request.headers.get("host"), request.scope.get("server"))
+        admitted = self.admitted(request, self)
+        if admitted is not None:
+            # Admitted before the body was read: the same caller, its bucket spent once.
+            return admitted
+        refusal = self.hosts.refusal(request.headers.get("host"), request.scope.get("server"))
         if refusal is not None:
             raise HTTPException(400, refusal)
         try:
-            principal = await gate.admit(
+            principal = await self.gate.admit(
                 credentials.credentials if credentials else None, Use.SESSION
             )
         except Refused as refused:
@@ -103,13 +108,27 @@ def _gate(
             raise HTTPException(refused.status, str(refused), headers=headers) from None
         except StoreError:
             raise HTTPException(503, "The store cannot be reached to check the token") from None
-        wait = limiter.take(principal.actor_id)
+        wait = self.limiter.take(principal.actor_id)
         if wait > 0:
             retry = {"Retry-After": str(max(1, math.ceil(wait)))}
             raise HTTPException(429, "Too many requests: slow down", headers=retry)
+        self.remember(request, self, principal)
         return principal
 
-    return caller
+
+def _route_class(max_body: int) -> Any:
+    """The endpoint's route class: the caller admitted, then the body checked
+    (:func:`~roomkit.bodies.bounded_route`), before anything reads the body."""
+    bounded: Any = bounded_route(BodyLimits(max_bytes=max_body))
+
+    class AGUIRoute(bounded):  # type: ignore[misc]  # a class made at run time
+        """Admits the caller before its body is read; then checks the body."""
+
+        async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+            await admit_first(self.dependant.dependencies, self.methods, scope)
+            await super().handle(scope, receive, send)
+
+    return AGUIRoute
 
 
 def _channel(kit: RoomKit, channel_id: str) -> AGUIChannel:
@@ -188,8 +207,11 @@ def agui_router(
     access = Access.of(kit, handler)
     channel = _channel(kit, channel_id)
     thread = Thread(kit, handler, access, channel, agent, max_new_messages=max_new_messages)
-    router = APIRouter(tags=["agui"], route_class=bounded_route(BodyLimits(max_bytes=max_body)))
-    gate = _gate(handler, auth, secret, data_dir, HostRule(allowed_hosts), RateLimiter(rate, burst))
+    router = APIRouter(tags=["agui"], route_class=_route_class(max_body))
+    if auth is None:
+        auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
+    credentials = CredentialGate(auth, LinkLedger(handler.ledger))
+    gate = _Gate(credentials, HostRule(allowed_hosts), RateLimiter(rate, burst))
     Caller = Annotated[Principal, Depends(gate)]
 
     async def open_thread(principal: Principal, thread_id: str) -> None:
