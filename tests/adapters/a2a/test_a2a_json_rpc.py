@@ -3,7 +3,7 @@ which the SDK's own JSON-RPC client reads; the REST routes and the card keep the
 
 from __future__ import annotations
 
-import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -60,7 +60,7 @@ async def test_a_refused_caller_gets_a_json_rpc_error_with_its_challenge(
     token: str | None,
 ) -> None:
     """No token, a bad one or a revoked one: a 401 keeping its ``WWW-Authenticate``,
-    whose body is a JSON-RPC error naming the request's id; nothing runs."""
+    whose body is a JSON-RPC error with a null id (the body is not read); nothing runs."""
     world = World([AIResponse(content="Never.")])
     if token == "revoked":
         world, token = await revoked()
@@ -69,7 +69,7 @@ async def test_a_refused_caller_gets_a_json_rpc_error_with_its_challenge(
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer realm="roomkit"'
     body = rpc_error(response)
-    assert body["id"] == 7
+    assert body["id"] is None
     assert body["error"]["code"] == -32000
     assert body["error"]["data"][0]["reason"] == "UNAUTHENTICATED"
     if token is None:
@@ -80,7 +80,7 @@ async def test_a_refused_caller_gets_a_json_rpc_error_with_its_challenge(
 
 async def test_the_sdks_json_rpc_client_reads_the_refusal() -> None:
     """The SDK's JSON-RPC client, without a token: its error holds the 401 whose body is a
-    JSON-RPC error answering the id the client sent."""
+    JSON-RPC error, with a null id since the request was not read."""
     world = World([AIResponse(content="Never.")])
     async with world.http(actor=None) as http:
         with pytest.raises(A2AClientError, match="401") as caught:
@@ -88,7 +88,28 @@ async def test_the_sdks_json_rpc_client_reads_the_refusal() -> None:
     cause = caught.value.__cause__
     assert isinstance(cause, httpx.HTTPStatusError)
     body = rpc_error(cause.response)
-    assert body["id"] == json.loads(cause.request.content)["id"]
+    assert body["id"] is None
+    assert body["error"]["data"][0]["reason"] == "UNAUTHENTICATED"
+    assert world.provider.calls == []
+
+
+@pytest.mark.parametrize("path", ["/rpc", "/message:send"])
+async def test_a_refused_caller_is_answered_without_its_body_being_read(path: str) -> None:
+    """A body far over the cap, streamed with a bad token, on the JSON-RPC route and a REST
+    one: not one chunk of it is taken before the 401."""
+    world = World([AIResponse(content="Never.")])
+    taken: list[int] = []
+
+    async def huge() -> AsyncIterator[bytes]:
+        for index in range(64):
+            taken.append(index)
+            yield b"[" * (64 * 1024)
+
+    headers = {"content-type": "application/json"}
+    async with raw(world, "not-a-token") as http:
+        response = await http.post(path, content=huge(), headers=headers)
+    assert response.status_code == 401
+    assert taken == []
     assert world.provider.calls == []
 
 

@@ -1,12 +1,13 @@
 """What the gate answers on the SDK's JSON-RPC routes: JSON-RPC 2.0 error objects.
 
 A JSON-RPC client reads every answer as a JSON-RPC response, so a refusal on a JSON-RPC route
-is one: ``{"jsonrpc": "2.0", "id": <the request's id, or null>, "error": {"code", "message",
-"data"}}``. A refused credential keeps the HTTP status A2A gives it (401 with its
-``WWW-Authenticate`` challenge, 403), with the code JSON-RPC leaves to the server (-32000)
-and a ``google.rpc.ErrorInfo`` detail naming the reason; a store that cannot be reached is
-a 503 with the internal error's code. A refused body is answered as the SDK answers a body
-it cannot take: HTTP 200, a parse error (-32700) or an invalid request (-32600).
+is one: ``{"jsonrpc": "2.0", "id": null, "error": {"code", "message", "data"}}``, its id null
+since a caller not admitted has none of its body read. A refused credential keeps the HTTP
+status A2A gives it (401 with its ``WWW-Authenticate`` challenge, 403), with the code
+JSON-RPC leaves to the server (-32000) and a ``google.rpc.ErrorInfo`` detail naming the
+reason; a store that cannot be reached is a 503 with the internal error's code. A refused
+body is answered as the SDK answers a body it cannot take: HTTP 200, a parse error (-32700)
+or an invalid request (-32600).
 
 :func:`json_rpc_route` tells a request to one of the SDK's JSON-RPC routes (the routes
 ``create_jsonrpc_routes`` makes, served by its ``JsonRpcDispatcher``) from the others.
@@ -21,13 +22,9 @@ from typing import Any
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from starlette.routing import Match
 
-from roomkit.bodies import DEFAULT_LIMITS, check_declared_size, load_json
-from roomkit.core.exceptions import BodyRefusedError
-
-__all__ = ["SERVER_ERROR", "json_rpc_route", "refuse", "request_id"]
+__all__ = ["SERVER_ERROR", "json_rpc_route", "refuse"]
 
 Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 SERVER_ERROR = -32000
@@ -39,7 +36,6 @@ REASONS = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 503: "UNAVAILABLE"}
 """The ``ErrorInfo`` reason of each status the gate answers with."""
 CHALLENGE = b'Bearer realm="roomkit"'
 """The ``WWW-Authenticate`` challenge of every 401."""
-_CAP = DEFAULT_LIMITS.max_bytes
 
 
 def json_rpc_route(app: Any, scope: Scope) -> bool:
@@ -67,30 +63,6 @@ def _matched(routes: Iterable[Any], scope: Scope) -> bool:
 def _dispatches(route: Any) -> bool:
     owner = getattr(getattr(route, "endpoint", None), "__self__", None)
     return isinstance(owner, JsonRpcDispatcher)
-
-
-async def request_id(scope: Scope, receive: Receive) -> str | int | None:
-    """The ``id`` of the JSON-RPC request whose body ``receive`` gives, read within the
-    body limits; ``None`` when the body is too big, not JSON, or names no usable id."""
-    headers = dict(scope.get("headers") or ())
-    try:
-        check_declared_size(headers.get(b"content-length", b"").decode("latin-1") or None, _CAP)
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            body += message.get("body", b"")
-            if len(body) > _CAP:
-                return None
-            if not message.get("more_body", False):
-                break
-        request = load_json(bytes(body))
-    except BodyRefusedError:
-        return None
-    found = request.get("id") if isinstance(request, dict) else None
-    # As the SDK reads an id: a text or a whole number, never a flag.
-    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
 async def refuse(send: Send, status: int, message: str, rpc_id: str | int | None) -> None:

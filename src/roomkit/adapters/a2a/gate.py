@@ -7,9 +7,12 @@ request gets a 401 and never reaches the routes; with one, the token's subject i
 Starlette user the SDK's call context names, so :class:`~roomkit.adapters.a2a.RoomKitExecutor`
 asks and answers as them. The agent card (``/.well-known/...``) is served to anyone.
 
-On the SDK's JSON-RPC routes every refusal is a JSON-RPC error object, which a JSON-RPC
-client reads; on the others (REST) it stays text for a credential and ``{"detail": ...}``
-for a body.
+The caller is admitted before a byte of its body is read: a request without a valid token
+is refused on its head alone, so it cannot make the server read, let alone parse, what it
+sends. On the SDK's JSON-RPC routes every refusal is a JSON-RPC error object, which a
+JSON-RPC client reads (a refused credential's with a null ``id``, since the request was not
+read); on the others (REST) it stays text for a credential and ``{"detail": ...}`` for a
+body.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 from starlette.authentication import SimpleUser
 
-from roomkit.adapters.a2a._rpc import json_rpc_route, refuse, request_id
+from roomkit.adapters.a2a._rpc import json_rpc_route, refuse
 from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
@@ -43,9 +46,9 @@ class A2AGate:
 
     A request to one of the SDK's JSON-RPC routes in ``app`` (``create_jsonrpc_routes``,
     found among ``app.routes`` and the apps mounted there) is refused with a JSON-RPC error
-    object naming its ``id``: a refused credential with the status above (401 keeps its
-    ``WWW-Authenticate``) and code -32000, a refused body as the SDK refuses one (HTTP 200,
-    -32600 over the size limit, -32700 else).
+    object: a refused credential with the status above (401 keeps its ``WWW-Authenticate``),
+    code -32000 and a null ``id`` (its body is not read), a refused body as the SDK refuses
+    one (HTTP 200, -32600 over the size limit, -32700 else).
 
     Args:
         app: the A2A routes (a Starlette or FastAPI app).
@@ -88,21 +91,20 @@ class A2AGate:
                     token.strip() if scheme.lower() == "bearer" else None, Use.SESSION
                 )
             except Refused as refused:
-                await _refuse(scope, receive, send, json_rpc, refused.status, str(refused))
+                await _refuse(send, json_rpc, refused.status, str(refused))
                 return
             except StoreError:
                 message = "The store cannot be reached to check the token"
-                await _refuse(scope, receive, send, json_rpc, 503, message)
+                await _refuse(send, json_rpc, 503, message)
                 return
             scope["user"] = SimpleUser(principal.actor_id)
         await (self.json_rpc_app if json_rpc else self.app)(scope, receive, send)
 
 
-async def _refuse(
-    scope: Scope, receive: Receive, send: Send, json_rpc: bool, status: int, message: str
-) -> None:
+async def _refuse(send: Send, json_rpc: bool, status: int, message: str) -> None:
+    # The body is not read for a caller not admitted: a JSON-RPC refusal names no id.
     if json_rpc:
-        await refuse(send, status, message, await request_id(scope, receive))
+        await refuse(send, status, message, None)
     else:
         await _plain(send, status, message)
 
