@@ -27,6 +27,7 @@ from types import FrameType
 import uvicorn
 
 from roomkit._heads import HEAD_TIMEOUT, head_timeout_protocol
+from roomkit._interrupts import Interrupts
 
 __all__ = [
     "HEAD_TIMEOUT",
@@ -223,52 +224,3 @@ class Server(uvicorn.Server):
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
-
-
-class Interrupts:
-    """Ctrl-C (SIGINT) for a command that starts a :class:`Server`, from its first step.
-
-    Before the server runs (a store being checked, a socket bound), Ctrl-C cancels the task
-    starting it, and the command exits as interrupted (130); once :attr:`server` is set, it
-    is the server's to handle, which stops it (as interrupted only when it was not serving
-    yet). Without this, Ctrl-C lands on ``asyncio.run``'s own handler, whose cancellation
-    may surface inside uvicorn's startup, which logs it as a failure.
-    """
-
-    def __init__(self) -> None:
-        self.server: Server | None = None
-        """The server, once the command made it: Ctrl-C is its to handle from then on."""
-        self._cancelled = False
-
-    @property
-    def interrupted(self) -> bool:
-        """Whether Ctrl-C stopped the command before its server was serving."""
-        return self._cancelled or (self.server is not None and self.server.interrupted)
-
-    @property
-    def serving(self) -> bool:
-        """Whether the server got as far as serving."""
-        return self.server is not None and self.server.serving
-
-    @contextlib.contextmanager
-    def watching(self) -> Iterator[None]:
-        """Handle Ctrl-C for the current task while the block runs (in the main thread)."""
-        task = asyncio.current_task()
-        if task is None or threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        loop = asyncio.get_running_loop()
-
-        def interrupt() -> None:
-            if self.server is not None:
-                self.server.handle_exit(signal.SIGINT, None)
-                return
-            self._cancelled = True
-            task.cancel()
-
-        loop.add_signal_handler(signal.SIGINT, interrupt)
-        try:
-            yield
-        finally:
-            # The server's own handling may have removed it already: then this does nothing.
-            loop.remove_signal_handler(signal.SIGINT)

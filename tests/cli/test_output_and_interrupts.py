@@ -130,3 +130,58 @@ def test_ctrl_c_once_the_desk_serves_stops_it_with_0(tmp_path: Path) -> None:
     assert opened.startswith("Open http://127.0.0.1:"), opened
     code, _, _ = stopped(child)
     assert code == 0
+
+
+@pytest.mark.parametrize("transport", [[], ["--http", "0"]], ids=["stdio", "http"])
+def test_ctrl_c_while_roomkit_mcp_waits_on_its_store_exits_130(
+    silent_server: tuple[int, threading.Event], tmp_path: Path, transport: list[str]
+) -> None:
+    """Interrupted as it reads its store, before it serves: 130, nothing printed."""
+    port, taken = silent_server
+    (tmp_path / "data").mkdir()
+    store = f"postgresql://roomkit@127.0.0.1:{port}/kit"
+    child = roomkit("mcp", "--store", store, *transport, cwd=tmp_path, stdout=subprocess.PIPE)
+    assert taken.wait(timeout=30)
+    code, out, err = stopped(child)
+    assert (code, out, err.decode()) == (130, b"", "")
+
+
+def notifier(
+    tmp_path: Path, store: str, monkeypatch: pytest.MonkeyPatch
+) -> subprocess.Popen[bytes]:
+    """``roomkit notify`` on ``store``, with a file naming one webhook no request reaches."""
+    config = tmp_path / "notify.toml"
+    config.write_text(
+        '[[webhook]]\nurl = "http://127.0.0.1:9/hook"\nsecret_env = "HOOK_SECRET"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("HOOK_SECRET", "whsec_" + "A" * 32)
+    return roomkit(
+        "notify", "--store", store, "--config", str(config), cwd=tmp_path, stdout=subprocess.PIPE
+    )
+
+
+def test_ctrl_c_while_roomkit_notify_waits_on_its_store_exits_130(
+    silent_server: tuple[int, threading.Event], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted as it reads its store, before it notifies: 130, nothing printed."""
+    port, taken = silent_server
+    (tmp_path / "data").mkdir()
+    child = notifier(tmp_path, f"postgresql://roomkit@127.0.0.1:{port}/kit", monkeypatch)
+    assert taken.wait(timeout=30)
+    code, out, err = stopped(child)
+    assert (code, out, err.decode()) == (130, b"", "")
+
+
+def test_ctrl_c_once_roomkit_notify_notifies_stops_it_with_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C is how a notifier stops once it notifies: 0, and it says what is owed."""
+    (tmp_path / "data").mkdir()
+    child = notifier(tmp_path, f"sqlite:///{tmp_path / 'desk.db'}", monkeypatch)
+    assert child.stdout is not None
+    said = child.stdout.readline().decode()
+    assert said == "Notifying through webhook; Ctrl-C or SIGTERM stops\n", said
+    code, _, err = stopped(child)
+    assert code == 0, err.decode()
+    assert err.decode().splitlines()[-1] == "Stopped: what is owed stays in the store's outbox"

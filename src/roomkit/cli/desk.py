@@ -9,7 +9,6 @@ when the file has a ``[slack]`` table). Needs the ``desk`` extra.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from pathlib import Path
@@ -34,8 +33,6 @@ LINK_ACTOR = "admin"
 """Whom the sign-in link ``roomkit desk`` prints speaks for (an admin: it sees everything)."""
 SIGN_IN_TTL = 900.0
 """Seconds the printed sign-in link may be opened in, by default: 15 minutes."""
-INTERRUPTED = 130
-"""The exit status of a desk that Ctrl-C stopped before it served (any interrupted command's)."""
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -106,10 +103,6 @@ def serve(args: argparse.Namespace) -> int:
     interrupts = Interrupts()
 
     async def run() -> None:
-        with interrupts.watching():
-            await start()
-
-    async def start() -> None:
         try:
             kit = RoomKit(store=room_store)
             # The file's directory routes the requests: delegations, roles, on-call.
@@ -180,21 +173,16 @@ def serve(args: argparse.Namespace) -> int:
                     checkpointing(trail),
                     following(handler, None if config is None else config.ladder),
                 ):
-                    interrupts.server = Server(
+                    server = Server(
                         server_config, on_started=started, head_timeout=limits.head_timeout
                     )
-                    await interrupts.server.serve(sockets=[sock])
+                    interrupts.server = server
+                    await server.serve(sockets=[sock])
         finally:
             await close_stores(pending_store, room_store)
 
-    try:
-        asyncio.run(run())
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        # Ctrl-C before the desk served (or after it stopped serving, which is a stop).
-        if not interrupts.interrupted and not interrupts.serving:
-            raise
     # Ctrl-C is how a served desk stops: by then the server has shut down cleanly.
-    return INTERRUPTED if interrupts.interrupted else 0
+    return interrupts.run(run)
 
 
 def _key_is_new(data_dir: Path) -> Path | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import signal
 import sys
 from pathlib import Path
@@ -43,7 +42,15 @@ def notify_config(path: Path) -> NotifyConfig:
 
 
 def run_notifier(args: argparse.Namespace) -> int:
-    """``roomkit notify``: deliver until SIGTERM or Ctrl-C."""
+    """``roomkit notify``: deliver until SIGTERM or Ctrl-C, then exit 0.
+
+    Ctrl-C before it notifies (before it prints the surfaces it notifies through), while
+    its store is read, interrupts it: it exits 130, with nothing printed.
+
+    Raises:
+        Failure: a memory store or a wrong file (exit 2), or a store it cannot start on.
+    """
+    from roomkit._interrupts import Interrupts
     from roomkit.core.exceptions import StoreError
     from roomkit.notify.ladders import following
     from roomkit.tools.human_input import HumanInputHandler
@@ -59,12 +66,13 @@ def run_notifier(args: argparse.Namespace) -> int:
     keys = audit_keys(args.data_dir)
     pending_store, room_store = open_stores(args.store, "roomkit notify")
     trail = use_audit_keys(pending_store, keys)
+    interrupts = Interrupts()
 
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
+        # SIGTERM stops it whenever it comes; Ctrl-C is the interrupts' to tell apart.
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
         try:
             handler = HumanInputHandler(store=pending_store, directory=config.directory)
             try:
@@ -76,16 +84,16 @@ def run_notifier(args: argparse.Namespace) -> int:
             async with checkpointing(trail), notifier, following(handler, config.ladder):
                 names = ", ".join(notifier.surfaces)
                 print(f"Notifying through {names}; Ctrl-C or SIGTERM stops", flush=True)
+                interrupts.serve(stop.set)
                 await stop.wait()
         finally:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(signum)
+            loop.remove_signal_handler(signal.SIGTERM)
             await close_stores(pending_store, room_store)
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
-    print("Stopped: what is owed stays in the store's outbox", file=sys.stderr, flush=True)
-    return 0
+    status = interrupts.run(run)
+    if status == 0:
+        print("Stopped: what is owed stays in the store's outbox", file=sys.stderr, flush=True)
+    return status
 
 
 def add_parser(

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -56,6 +55,9 @@ from roomkit.mcp.waits import HOLD, state_key
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
 
+if TYPE_CHECKING:
+    from roomkit._interrupts import Interrupts
+
 __all__ = ["BearerApp", "bearer_app", "run_command"]
 
 START_TIMEOUT = 10.0
@@ -70,7 +72,10 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run ``roomkit mcp`` until its client leaves (stdio) or Ctrl-C (HTTP).
+    """Run ``roomkit mcp`` until its client leaves (stdio) or Ctrl-C; the exit status.
+
+    Ctrl-C once it serves stops it (0); Ctrl-C before, while its store is read or its
+    server starts, interrupts it (130), with nothing printed.
 
     Raises:
         ValueError: the options are wrong (the message says how); nothing was started.
@@ -100,6 +105,10 @@ def run_command(args: argparse.Namespace) -> int:
     desk_url = getattr(args, "desk_url", None)
     links = None if desk_url is None else AnswerLinks(desk_url, _secret(args))
 
+    from roomkit._interrupts import Interrupts
+
+    interrupts = Interrupts()
+
     async def serve() -> None:
         handler = HumanInputHandler(store=pending_store)
         try:
@@ -123,16 +132,17 @@ def run_command(args: argparse.Namespace) -> int:
                     flush=True,
                 )
             if secret is None:
+                # Serving from here on: Ctrl-C stops it, as its client leaving does.
+                interrupts.serve()
                 await _serve_stdio(server)
             else:
-                await _serve_http(server, secret, host, args.http)
+                await _serve_http(server, secret, host, args.http, interrupts)
         finally:
             await handler.close()
             await close_stores(pending_store, room_store)
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve())
-    return 0
+    # Ctrl-C before it serves (its store being read) interrupts it: 130; once it serves, 0.
+    return interrupts.run(serve)
 
 
 def _check_options(args: argparse.Namespace) -> str:
@@ -218,7 +228,9 @@ async def _serve_stdio(server: HumanInputMCPServer) -> None:
             await server.server.run(reads, write, server.server.create_initialization_options())
 
 
-async def _serve_http(server: HumanInputMCPServer, secret: bytes, host: str, port: int) -> None:
+async def _serve_http(
+    server: HumanInputMCPServer, secret: bytes, host: str, port: int, interrupts: Interrupts
+) -> None:
     import uvicorn
 
     from roomkit._serving import Server, listen
@@ -234,7 +246,9 @@ async def _serve_http(server: HumanInputMCPServer, secret: bytes, host: str, por
 
     config = uvicorn.Config(app, log_config=None, log_level="warning", server_header=False)
     with sock:
-        await Server(config, on_started=started).serve(sockets=[sock])
+        http = Server(config, on_started=started)
+        interrupts.server = http
+        await http.serve(sockets=[sock])
 
 
 def bearer_app(server: HumanInputMCPServer, secret: bytes, *, host: str = "127.0.0.1") -> BearerApp:
