@@ -3,12 +3,13 @@
 On a room store that keeps leases (:class:`~roomkit.core.store.TurnLeases`), a turn the kit
 begins carries in its state until when this process runs it (``"lease_until"``, seconds
 since the epoch on the kit's clock), and :class:`Leases` renews it every third of its term
-while the turn runs or waits in its lane. A process that stops (killed, or restarted and
-never calling ``resume_pending``) stops renewing: within one term its turns' leases lapse,
-and a process following the room knows that no process runs them, until a
-``resume_pending`` takes them and leases them again. A turn whose state holds no lease (begun
-by an earlier version, or by a channel on its own) is taken as running, as it was before
-leases existed.
+while the turn runs or waits in its lane: every turn it holds in one write, so turns that
+wait for hours for people cost one write a round however many they are. A process that stops
+(killed, or restarted and never calling ``resume_pending``) stops renewing: within one term
+its turns' leases lapse, and a process following the room knows that no process runs them,
+until a ``resume_pending`` takes them and leases them again. A turn whose state holds no
+lease (begun by an earlier version, or by a channel on its own) is taken as running, as it
+was before leases existed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from roomkit.core.store import OpenTurn, TurnJournal, TurnLeases
@@ -60,13 +61,23 @@ class Leases:
             return True
         return until > self._clock()
 
-    async def claim(self, journal: TurnJournal, turn: OpenTurn) -> OpenTurn | None:
-        """``turn`` with a fresh lease, written to ``journal``; ``None`` when the turn is no
-        longer open. A journal that keeps no leases takes ``turn`` as it is."""
+    async def claim(self, journal: TurnJournal, turns: Sequence[OpenTurn]) -> list[OpenTurn]:
+        """Those of ``turns`` still open, with a fresh lease written to ``journal`` in one
+        write, in their order. A journal that keeps no leases takes ``turns`` as they are.
+
+        Raises:
+            StoreUnavailableError: the room store cannot be reached (nothing is claimed).
+        """
         if not isinstance(journal, TurnLeases):
-            return turn
-        stamped = self.stamped(turn)
-        return stamped if await journal.renew_turn(stamped) else None
+            return list(turns)
+        stamped = self._stamped_all(turns)
+        still_open = await journal.renew_turns(stamped)
+        return [turn for turn in stamped if turn.turn_id in still_open]
+
+    def _stamped_all(self, turns: Iterable[OpenTurn]) -> list[OpenTurn]:
+        """``turns``, each with the same lease of one term from now in its state."""
+        until = self._clock() + self.term
+        return [replace(turn, state={**turn.state, LEASE: until}) for turn in turns]
 
     @contextlib.contextmanager
     def held(self, journal: TurnJournal, turns: Iterable[OpenTurn]) -> Iterator[None]:
@@ -93,19 +104,44 @@ class Leases:
     async def _renew(self, journal: TurnLeases) -> None:
         while self._held:
             await asyncio.sleep(self.term / 3)
-            for turn_id, turn in list(self._held.items()):
-                renewed = self.stamped(turn)
-                try:
-                    still_open = await journal.renew_turn(renewed)
-                except Exception:
-                    # The next round tries again: the lease lasts three rounds.
-                    logger.warning("The lease of turn %s was not renewed", turn_id, exc_info=True)
-                    continue
-                if turn_id in self._held:
-                    if still_open:
-                        self._held[turn_id] = renewed
-                    else:
-                        del self._held[turn_id]
+            await self.renew(journal)
+
+    async def renew(self, journal: TurnLeases) -> None:
+        """One round: renew the lease of every turn held, in one write whatever their
+        number, and let go of those no longer open. A round that fails is logged and
+        leaves the leases to the next (a lease lasts three rounds); a turn whose state the
+        journal refuses is renewed on its own, so it never holds back the others."""
+        renewed = self._stamped_all(self._held.values())
+        if not renewed:
+            return
+        try:
+            try:
+                still_open = await journal.renew_turns(renewed)
+            except TypeError:
+                still_open = await self._one_by_one(journal, renewed)
+        except Exception:
+            logger.warning("The leases of %d turns were not renewed", len(renewed), exc_info=True)
+            return
+        for turn in renewed:
+            # A turn the kit let go of meanwhile is no longer this round's to keep.
+            if turn.turn_id not in self._held:
+                continue
+            if turn.turn_id in still_open:
+                self._held[turn.turn_id] = turn
+            else:
+                del self._held[turn.turn_id]
+
+    async def _one_by_one(self, journal: TurnLeases, turns: list[OpenTurn]) -> frozenset[str]:
+        """Renew ``turns`` each in a write of its own (one's state is not JSON-ready): the
+        ids renewed, with those refused (still held, their leases left to lapse)."""
+        renewed: set[str] = set()
+        for turn in turns:
+            try:
+                renewed |= await journal.renew_turns([turn])
+            except TypeError:
+                logger.error("The lease of turn %s cannot be renewed", turn.turn_id, exc_info=True)
+                renewed.add(turn.turn_id)
+        return frozenset(renewed)
 
     def stop(self) -> None:
         """Stop renewing (the kit closes): the leases held lapse within one term."""

@@ -96,22 +96,28 @@ async def _claimed(
     Raises:
         StoreUnavailableError: the room store cannot be reached (every place is left).
     """
-    kept: list[tuple[OpenTurn, Place | None]] = []
     try:
-        for turn, place in zip(turns, places, strict=True):
-            if resumes(channels.get(turn.channel_id)):
-                claimed = await leases.claim(journal, turn)
-                if claimed is None:
-                    if place is not None:
-                        place.leave()
-                    continue
-                turn = claimed
-            kept.append((turn, place))
+        # One write leases every turn this kit resumes, whatever their number.
+        claimed = {
+            turn.turn_id: turn
+            for turn in await leases.claim(
+                journal, [turn for turn in turns if resumes(channels.get(turn.channel_id))]
+            )
+        }
     except BaseException:
         for place in places:
             if place is not None:
                 place.leave()
         raise
+    kept: list[tuple[OpenTurn, Place | None]] = []
+    for turn, place in zip(turns, places, strict=True):
+        if resumes(channels.get(turn.channel_id)):
+            if turn.turn_id not in claimed:
+                if place is not None:
+                    place.leave()
+                continue
+            turn = claimed[turn.turn_id]
+        kept.append((turn, place))
     return [turn for turn, _ in kept], [place for _, place in kept]
 
 

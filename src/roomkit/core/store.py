@@ -194,9 +194,15 @@ class TurnLeases(Protocol):
     another process tells a turn some process runs from one none does (its lease lapsed).
     """
 
-    async def renew_turn(self, turn: OpenTurn) -> bool:
-        """Replace the open turn's state with ``turn.state``; ``False``, writing nothing,
-        when the turn is not open (never begun, or ended): a renewal never reopens a turn.
+    async def renew_turns(self, turns: Sequence[OpenTurn]) -> frozenset[str]:
+        """Replace each open turn's state with its ``state`` here, in one atomic write
+        whatever their number (the kit renews every turn it holds at once); the ids of the
+        turns renewed. A turn not open (never begun, or ended) is left out, written nothing:
+        a renewal never reopens a turn. No turns, no write.
+
+        Raises:
+            TypeError: a turn's state is not JSON-ready (nothing is written).
+            StoreUnavailableError: the store cannot be reached.
         """
 
 

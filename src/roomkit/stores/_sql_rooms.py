@@ -267,15 +267,23 @@ class SQLRooms(Opened):
                 await run(self._sql.insert_event, params)
         return True
 
-    async def renew_turn(self, turn: OpenTurn) -> bool:
-        """Replace the open turn's state with ``turn.state`` (the lease of the process
-        running it), in one statement; ``False``, writing nothing, when it is not open.
+    async def renew_turns(self, turns: Sequence[OpenTurn]) -> frozenset[str]:
+        """Replace each open turn's state with its ``state`` here (the lease of the process
+        running it), in one transaction; the ids of the turns renewed. A turn not open is
+        left out, written nothing; no turns, no write.
 
         Raises:
-            TypeError: the state is not JSON-ready.
+            TypeError: a turn's state is not JSON-ready (nothing is written).
             StoreUnavailableError: the database cannot be reached (the message says why).
         """
-        return bool(await self._write(self._sql.renew_turn, rows.renew_params(turn)))
+        renewals = [rows.renew_params(turn) for turn in turns]
+        if not renewals:
+            return frozenset()
+        renewed: set[str] = set()
+        async with self._transaction("") as run:
+            for params in renewals:
+                renewed.update(row[0] for row in await run(self._sql.renew_turn, params))
+        return frozenset(renewed)
 
     async def end_turn(self, turn_id: str) -> None:
         """Forget the turn and its steps without a reply, in one statement; an unknown id

@@ -9,7 +9,8 @@ tables here are prefixed ``roomkit_`` and none is shared.
 
 Every write commits before it returns (autocommit on a pooled connection); the two writes
 that must not be split (a message with the turns it starts, a turn's end with its reply) are
-one transaction each.
+one transaction each, and so is a round of lease renewals (one commit however many turns it
+renews).
 
 Needs the ``postgres`` extra (``pip install -e '.[postgres]'`` in roomkit's checkout)::
 

@@ -34,7 +34,7 @@ __all__ = [
     "RECORD_INBOUND",
     "RECORD_STEP",
     "REMOVE_BINDING",
-    "RENEW_TURN",
+    "RENEW_TURNS",
 ]
 
 # Every write script takes the format key as KEYS[1] and the format as ARGV[1], and answers a
@@ -218,15 +218,24 @@ return {'ok', 1}
 """
 )
 
-RENEW_TURN = (
+# A round renews every turn a process holds at once: one script, whatever their number. Run
+# again, it writes the same records again, and reopens no turn that ended meanwhile.
+RENEW_TURNS = (
     """
--- KEYS: format, turns, turn. ARGV: format, turn id, turn. Replaces an open turn's record.
+-- KEYS: format, turns, then one key per turn. ARGV: format, then a turn id and a turn per
+-- turn. Replaces the open turns' records; answers the ids of those it replaced.
 """
     + _FORMAT_CHECK
     + """
-if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return {'noturn'} end
-redis.call('SET', KEYS[3], ARGV[3])
-return {'ok'}
+local renewed = {'ok'}
+for n = 3, #KEYS do
+  local turn_id = ARGV[2 * n - 4]
+  if redis.call('ZSCORE', KEYS[2], turn_id) then
+    redis.call('SET', KEYS[n], ARGV[2 * n - 3])
+    renewed[#renewed + 1] = turn_id
+  end
+end
+return renewed
 """
 )
 

@@ -415,22 +415,24 @@ class RedisRoomStore(Opened):
             done = await self._under_room(scripts.FINISH_TURN, keys, args, reply.room_id, once=True)
         return bool(int(done[1]))
 
-    async def renew_turn(self, turn: OpenTurn) -> bool:
-        """Replace the open turn's state with ``turn.state`` (the lease of the process
-        running it), in one script; ``False``, writing nothing, when it is not open.
+    async def renew_turns(self, turns: Sequence[OpenTurn]) -> frozenset[str]:
+        """Replace each open turn's state with its ``state`` here (the lease of the process
+        running it), in one script; the ids of the turns renewed. A turn not open is left
+        out, written nothing; no turns, no write.
 
         Raises:
-            TypeError: the state is not JSON-ready.
+            TypeError: a turn's state is not JSON-ready (nothing is written).
             StoreUnavailableError: the server cannot be reached.
         """
-        record = records.encode_turn(turn)
+        args: list[Any] = []
+        for turn in turns:
+            args += [turn.turn_id, records.encode_turn(turn)]
+        if not args:
+            return frozenset()
         await self.open()
-        keys = [self._keys.turns, self._keys.turn(turn.turn_id)]
-        try:
-            await self._run.write(scripts.RENEW_TURN, keys, [turn.turn_id, record])
-        except Refused:
-            return False
-        return True
+        keys = [self._keys.turns, *(self._keys.turn(turn.turn_id) for turn in turns)]
+        renewed = await self._run.write(scripts.RENEW_TURNS, keys, args)
+        return frozenset(link.text(turn_id) for turn_id in renewed[1:])
 
     async def end_turn(self, turn_id: str) -> None:
         """Forget the turn and its steps without a reply; an unknown id is ignored.

@@ -9,12 +9,13 @@ store uses: the tables here are prefixed ``roomkit_`` and none is shared.
 Every write is committed on its own, in WAL mode with ``synchronous=FULL``: a write that
 returned is on disk, and another process sees it at its next read. Most writes are one
 statement; the two that must not be split (a message with the turns it starts, a turn's end
-with its reply) are one transaction each. Before and
-after each write (and at most every 50 ms before a read) the store checks that its files are
-still the ones it opened (:class:`~roomkit.stores.sqlite._connect.FileWatch`): when one was
-deleted or replaced, what the connection's log holds is copied into the database file, the
-connection is dropped, and the call is refused; a write during which a file moved is
-acknowledged only once it was copied in with the rest.
+with its reply) are one transaction each, and so is a round of lease renewals (one commit
+however many turns it renews). Before and after each write (and at most every 50 ms
+before a read) the store checks that its files are still the ones it opened
+(:class:`~roomkit.stores.sqlite._connect.FileWatch`): when one was deleted or replaced, what
+the connection's log holds is copied into the database file, the connection is dropped, and
+the call is refused; a write during which a file moved is acknowledged only once it was
+copied in with the rest.
 """
 
 from __future__ import annotations
