@@ -42,6 +42,9 @@ class RoomSQL(Protocol):
     upsert_step: str
     list_steps: str
     renew_turn: str
+    renew_turns: str | None
+    """One statement renewing many turns, given their ids and their states as two lists;
+    ``None`` runs ``renew_turn`` once per turn, in one transaction."""
     delete_turn: str
     open_turns: str
 
@@ -279,6 +282,11 @@ class SQLRooms(Opened):
         renewals = [rows.renew_params(turn) for turn in turns]
         if not renewals:
             return frozenset()
+        if self._sql.renew_turns is not None:
+            ids, states = [params[1] for params in renewals], [params[0] for params in renewals]
+            return frozenset(
+                row[0] for row in await self._write(self._sql.renew_turns, (ids, states))
+            )
         renewed: set[str] = set()
         async with self._transaction("") as run:
             for params in renewals:

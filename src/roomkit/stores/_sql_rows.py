@@ -163,6 +163,7 @@ class _Statements:
     upsert_step = UPSERT_STEP
     list_steps = LIST_STEPS
     renew_turn = RENEW_TURN
+    renew_turns: str | None = None
     delete_turn = DELETE_TURN
     open_turns = OPEN_TURNS
 

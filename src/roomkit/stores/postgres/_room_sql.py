@@ -121,6 +121,11 @@ class RoomStatements:
         )
         self.list_steps = f"SELECT idx, kind, payload FROM {steps} WHERE turn_id = %s ORDER BY idx"
         self.renew_turn = f"UPDATE {turns} SET state = %s WHERE turn_id = %s RETURNING turn_id"
+        self.renew_turns: str | None = (
+            f"UPDATE {turns} AS turn SET state = renewed.state"
+            " FROM unnest(%s::text[], %s::text[]) AS renewed(turn_id, state)"
+            " WHERE turn.turn_id = renewed.turn_id RETURNING turn.turn_id"
+        )
         self.delete_turn = f"DELETE FROM {turns} WHERE turn_id = %s RETURNING turn_id"
         self.open_turns = (
             f"SELECT turn_id, room_id, channel_id, actor_id, state FROM {turns} ORDER BY seq"
