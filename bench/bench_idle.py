@@ -18,6 +18,11 @@ SQLite, 250 ms on the others):
       quiet without a word), and 10 more are answered: each wait is woken by the backstop
       alone. Target: the longest <= 2 x backstop_interval.
 
+    * turn leases: 1 turn, then 1,000 turns journalled in a room store on the same file or
+      server, held by a kit's leases as turns waiting for people are: the time of one
+      renewal round (each round renews every turn held in one write, one commit on SQLite).
+      The ratio of the two says what a waiting turn adds to a round; no target.
+
 The PostgreSQL cluster and the redis-server start in temporary folders and are removed at the
 end; a store whose server is not installed is skipped with a note. It prints a table, then
 one line of JSON with every figure.
@@ -44,6 +49,9 @@ from _harness import Row, progress, start
 from bench_postgres import Cluster
 from bench_stores import RedisServer, open_store, parked
 
+from roomkit.core._leases import Leases
+from roomkit.core.store import OpenTurn
+from roomkit.models.room import Room, RoomEvent, TextContent
 from roomkit.tools.human_input import HumanInputHandler
 
 WAITS = 1_000
@@ -113,6 +121,37 @@ async def deafen(store: Any) -> None:
     await feed.stop()
 
 
+def open_rooms(kind: str, location: str, prefix: str) -> Any:
+    """A room store on the bench's file or server (on Redis and PostgreSQL, ``prefix``'s)."""
+    if kind == "sqlite":
+        from roomkit.stores.sqlite import SQLiteRoomStore
+
+        return SQLiteRoomStore(location)
+    if kind == "postgres":
+        from roomkit.stores.postgres import PostgresRoomStore
+
+        return PostgresRoomStore(location, schema=prefix)
+    from roomkit.stores.redis import RedisRoomStore
+
+    return RedisRoomStore(location, prefix=prefix)
+
+
+async def lease_round(rooms: Any, room_id: str, count: int) -> float:
+    """The milliseconds of one renewal round of ``count`` held turns (the best of three)."""
+    await rooms.create_room(Room(room_id))
+    event = RoomEvent(room_id, "ws", "ann", TextContent("hi"))
+    turns = [OpenTurn(f"{room_id}-{n}", room_id, "ai", "ann") for n in range(count)]
+    await rooms.record_inbound(event, turns)
+    leases = Leases(term=3600.0, clock=time.time)
+    taken = []
+    with leases.held(rooms, await leases.claim(rooms, turns)):
+        for _ in range(3):
+            start = time.perf_counter()
+            await leases.renew(rooms)
+            taken.append((time.perf_counter() - start) * 1000)
+    return min(taken)
+
+
 async def run_store(kind: str, location: str, prefix: str, window: float) -> dict[str, Any]:
     """Every case on one store."""
     store = open_store(kind, location, prefix)
@@ -141,6 +180,12 @@ async def run_store(kind: str, location: str, prefix: str, window: float) -> dic
     await answerer.close()
     await store.close()
     await answering.close()
+    rooms = open_rooms(kind, location, prefix)
+    await rooms.open()
+    figures["lease_round_1_ms"] = await lease_round(rooms, "leases-1", 1)
+    figures["lease_round_1000_ms"] = await lease_round(rooms, "leases-1000", WAITS)
+    progress(f"{kind}: a lease round of {WAITS:,} turns, {figures['lease_round_1000_ms']:.1f} ms")
+    await rooms.close()
     return figures
 
 
@@ -165,6 +210,11 @@ def rows_of(kind: str, figures: dict[str, Any]) -> list[Row]:
             "n/a" if read is None else f"{read:,} ({many['looks']:,} looks)",
             "0",
             None if read is None else read == 0,
+        ),
+        Row(
+            f"{name}: lease renewal round, {WAITS:,} turns held",
+            f"{figures['lease_round_1000_ms']:.1f} ms "
+            f"({figures['lease_round_1_ms']:.1f} ms with 1 turn)",
         ),
         Row(
             f"{name}: wake-up, hint heard",
