@@ -44,8 +44,6 @@ from roomkit.stores.sqlite._schema import (
     ADDED_CHAIN_COLUMNS,
     ADDED_COLUMNS,
     CHAIN_COLUMNS,
-    DROPPED_INDEXES,
-    MADE_INDEXES,
     MADE_TABLES,
     PENDING_COLUMNS,
     READ_SEQ,
@@ -367,12 +365,11 @@ async def _add_missing_columns(db: aiosqlite.Connection) -> None:
 
 
 async def _outdated(db: aiosqlite.Connection) -> str | None:
-    """What a file that holds the store lacks of this version's schema (a table, an index,
-    a column), or an earlier index it still has; ``None``: it is up to date."""
+    """What a file that holds the store lacks of this version's schema that reading it needs
+    (a table, a column, the change counter); ``None``: it reads as it is. Indexes only make
+    reads faster: a file with an earlier version's indexes is read as it is."""
     names = {(kind, name) for kind, name in await fetch_all(db, SCHEMA_NAMES)}
     lacking = [f"no table {name}" for name in MADE_TABLES if ("table", name) not in names]
-    lacking += [f"no index {name}" for name in MADE_INDEXES if ("index", name) not in names]
-    lacking += [f"the earlier index {name}" for name in DROPPED_INDEXES if ("index", name) in names]
     if not lacking:
         for listing, added in (
             (PENDING_COLUMNS, ADDED_COLUMNS),

@@ -67,9 +67,7 @@ __all__ = [
     "CHANGED_SINCE",
     "CHANGES_SINCE",
     "COLUMNS",
-    "DROPPED_INDEXES",
     "INSERT",
-    "MADE_INDEXES",
     "MADE_TABLES",
     "MARK_ANNOUNCED",
     "PENDING_COLUMNS",
@@ -172,10 +170,6 @@ COMMIT;
 
 MADE_TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
 """The tables :data:`SCHEMA` makes: a file made by an earlier version may lack some."""
-MADE_INDEXES = tuple(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", SCHEMA))
-"""The indexes :data:`SCHEMA` makes."""
-DROPPED_INDEXES = tuple(re.findall(r"DROP INDEX IF EXISTS (\w+)", SCHEMA))
-"""The indexes of earlier versions that :data:`SCHEMA` replaces."""
 SCHEMA_NAMES = "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')"
 
 READ_SEQ = "SELECT value FROM roomkit_pending_seq WHERE id = 1"
