@@ -2,7 +2,8 @@
 
 Such a command first starts (checks its store, binds its socket), then serves until Ctrl-C
 or SIGTERM. Ctrl-C while it starts interrupts it: it exits 130 (:data:`INTERRUPTED`), as any
-interrupted command does, with nothing printed. Ctrl-C once it serves stops it: it exits 0.
+interrupted command does, with nothing printed. Ctrl-C or SIGTERM once it serves stops it: it
+exits 0.
 :class:`Interrupts` tells the two apart from the command's first step, so that Ctrl-C never
 lands on ``asyncio.run``'s own handler, whose cancellation surfaces wherever the command
 happens to be (inside uvicorn's startup, which logs it as a failure) and whose
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Callable, Coroutine, Iterator
@@ -37,13 +39,14 @@ class _Server(Protocol):
 
 
 class Interrupts:
-    """Ctrl-C (SIGINT) for a command that starts, then serves, from its first step.
+    """Ctrl-C (SIGINT) and SIGTERM for a command that starts, then serves, from its first step.
 
     Before the command serves (a store being checked, a socket bound), Ctrl-C cancels the
     task starting it, and the command exits as interrupted (130). Once :attr:`server` is
     set, Ctrl-C is the server's to handle, which stops it (as interrupted only when it was
     not serving yet); once the command said it serves through :meth:`serve`, Ctrl-C calls
-    the stop it gave, and the command exits 0.
+    the stop it gave, and the command exits 0. SIGTERM stops a command that serves as Ctrl-C
+    does (exit 0); before it serves, it ends the command as the signal's default does.
     """
 
     def __init__(self) -> None:
@@ -90,12 +93,26 @@ class Interrupts:
                 self._cancelled = True
                 task.cancel()
 
+        def terminate() -> None:
+            if self.server is not None:
+                self.server.handle_exit(signal.SIGTERM, None)
+            elif self._stop is not None:
+                self._stop()
+            elif self._serving:
+                task.cancel()
+            else:
+                # Before it serves, SIGTERM ends the command as the signal's default does.
+                loop.remove_signal_handler(signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)
+
         loop.add_signal_handler(signal.SIGINT, interrupt)
+        loop.add_signal_handler(signal.SIGTERM, terminate)
         try:
             yield
         finally:
-            # The server's own handling may have removed it already: then this does nothing.
+            # The server's own handling may have removed them already: then this does nothing.
             loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTERM)
 
     def run(self, main: Callable[[], Coroutine[Any, Any, None]]) -> int:
         """Run ``main()`` in a new event loop, Ctrl-C watched from its first step; the exit

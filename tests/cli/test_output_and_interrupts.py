@@ -185,3 +185,31 @@ def test_ctrl_c_once_roomkit_notify_notifies_stops_it_with_0(
     code, _, err = stopped(child)
     assert code == 0, err.decode()
     assert err.decode().splitlines()[-1] == "Stopped: what is owed stays in the store's outbox"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_roomkit_mcp_on_stdio_stops_with_0_once_it_serves(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
+    """Serving a client on stdio (its store answered), SIGTERM stops it as Ctrl-C does: 0."""
+    (tmp_path / "data").mkdir()
+    env = {**os.environ, "ROOMKIT_DESK_DATA": str(tmp_path / "data")}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "roomkit", "mcp", "--store", f"sqlite:///{tmp_path / 'kit.db'}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        assert child.stderr is not None
+        said = child.stderr.readline().decode()
+        assert said.startswith("roomkit mcp: created a new store in "), said
+        child.send_signal(stop)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.returncode is None:
+            child.kill()
+            child.communicate()
+    assert (child.returncode, out, err) == (0, b"", b"")
