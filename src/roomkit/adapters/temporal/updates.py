@@ -39,6 +39,7 @@ from typing import Any
 
 from temporalio.client import (
     Client,
+    WorkflowExecutionStatus,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
@@ -59,7 +60,8 @@ __all__ = ["TemporalUpdates", "update_id_of"]
 logger = logging.getLogger("roomkit.adapters.temporal")
 
 _GONE = frozenset({RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION})
-"""What the server says of a workflow that has ended or never existed."""
+"""What the server says of a workflow that has ended or never existed, and of a run that
+takes no update for now (its workflow task keeps failing): the run's status tells which."""
 
 _DELIVERED_KEEP = 7 * 86_400.0
 """Seconds the claim on a request's ``delivered`` entry is kept: past any retry of its
@@ -251,7 +253,7 @@ class TemporalUpdates:
                 raise DeliveryError(f"Temporal is unreachable: {error}", retry=True) from None
             taken = await taken_by(self.client, origin, update_id, outcome)
             if taken is None:
-                taken = await self._to_reset_run(origin, outcome, update_id)
+                taken = await self._to_reset_run(origin, outcome, update_id, error.message)
             if taken is None:
                 await self._refused(request, origin, update_id, f"Temporal: {error.message}")
             if taken != BY_UPDATE:
@@ -272,18 +274,31 @@ class TemporalUpdates:
             retry=True,
         )
 
+    def _held(self, origin: Origin, refusal: str) -> DeliveryError:
+        """A run still open that took no update for now (a workflow task that keeps failing,
+        on a worker deployed with a bug or without the workflow): tried again, since a fixed
+        worker lets the run take it."""
+        return DeliveryError(
+            f"workflow {origin.workflow_id!r} is running but takes no update for now "
+            f"(Temporal: {refusal}): is its workflow task failing on the workers?",
+            retry=True,
+        )
+
     async def _to_reset_run(
-        self, origin: Origin, outcome: dict[str, Any], update_id: str
+        self, origin: Origin, outcome: dict[str, Any], update_id: str, refusal: str
     ) -> str | None:
         """Deliver ``outcome`` to the run that stands in the ended run's chain now (a reset
         puts a new run in place of the one that made the request, and re-attaches its ask
         to the same request); how that run took it: :data:`BY_UPDATE`, or, when it has
         ended too, as its history says (its create re-attached to the request settled
         meanwhile, or its timer read it); ``None`` when it did not. Any other run refuses
-        an outcome that is not its own ask's."""
+        an outcome that is not its own ask's. A run that asked and still runs, refusing the
+        update all the same (``refusal``), has not ended: the delivery is retried."""
         ended = self.client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
         try:
             described = await ended.describe()
+            if described.status is WorkflowExecutionStatus.RUNNING:
+                raise self._held(origin, refusal)
             first = described.raw_description.workflow_execution_info.first_run_id
             if not first:
                 return None
@@ -297,7 +312,9 @@ class TemporalUpdates:
             except RPCError as error:
                 if error.status not in _GONE:
                     return None
-                return await self._taken_by_ended_chain(origin, first, outcome, update_id)
+                return await self._taken_by_ended_chain(
+                    origin, first, outcome, update_id, error.message
+                )
         except (RPCError, WorkflowUpdateFailedError):
             return None
         except WorkflowUpdateRPCTimeoutOrCancelledError:
@@ -305,18 +322,22 @@ class TemporalUpdates:
         return BY_UPDATE
 
     async def _taken_by_ended_chain(
-        self, origin: Origin, first: str, outcome: dict[str, Any], update_id: str
+        self, origin: Origin, first: str, outcome: dict[str, Any], update_id: str, refusal: str
     ) -> str | None:
         """How the latest run of the chain begun by ``first``, ended too, took ``outcome``,
         when that run is not ``origin``'s (whose history was read already); else ``None``.
 
         Raises:
             RPCError: the run cannot be described.
+            DeliveryError: that run still runs, and refused the update for now
+                (``refusal``): retried.
         """
         latest = await self.client.get_workflow_handle(origin.workflow_id).describe()
         info = latest.raw_description.workflow_execution_info
         if info.first_run_id != first or latest.run_id == origin.run_id:
             return None  # another workflow under the same id, or no run in the ended one's place
+        if latest.status is WorkflowExecutionStatus.RUNNING:
+            raise self._held(Origin(origin.workflow_id, latest.run_id, origin.seq), refusal)
         stand_in = Origin(origin.workflow_id, latest.run_id, origin.seq)
         return await taken_by(self.client, stand_in, update_id, outcome)
 
