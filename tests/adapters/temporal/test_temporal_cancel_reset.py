@@ -10,14 +10,25 @@ import pytest
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
-from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    DescribeWorkflowInput,
+    Interceptor,
+    OutboundInterceptor,
+    WorkflowExecutionDescription,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
 from temporalio.exceptions import CancelledError
+from temporalio.service import RPCError, RPCStatusCode
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import wait_for_event, waiting
 from tests.adapters.temporal.workflows import Ask, TransferAfter, TransferBefore
 
-from roomkit.adapters.temporal import UPDATE_NAME
+from roomkit.adapters.temporal import UPDATE_NAME, TemporalUpdates, update_id_of
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
+from roomkit.notify import DeliveryError, Notice
 
 SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 
@@ -75,6 +86,56 @@ async def test_a_reset_run_receives_the_answer_to_its_question_at_once(world: Wo
         e for e in await world.desk_handler.history(pending_id) if e["type"] == "delivered"
     ]
     assert [entry["accepted"] for entry in delivered] == [True]
+
+
+class DescribeFailsOnce(Interceptor):
+    """The first describe of a workflow fails as Temporal's client fails a call once its
+    own retries give up on an unreachable server (the SDK's own interceptors)."""
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        return _DescribeFailsOnce(next)
+
+
+class _DescribeFailsOnce(OutboundInterceptor):
+    failed = False
+
+    async def describe_workflow(self, input: DescribeWorkflowInput) -> WorkflowExecutionDescription:
+        if not self.failed:
+            self.failed = True
+            raise RPCError("connection refused", RPCStatusCode.UNAVAILABLE, b"")
+        return await super().describe_workflow(input)
+
+
+@SQLITE_ONLY
+async def test_an_answer_for_a_reset_run_is_retried_when_temporal_cannot_say_which_run_asks(
+    world: World,
+) -> None:
+    """The run that asked ended at the reset; Temporal went away as the surface looked for
+    the run in its place: the delivery is retried, not recorded as refused."""
+    async with running(world.worker(TransferBefore, max_cached_workflows=0)):
+        handle = await world.start(TransferBefore)
+        pending_id = await world.created.next()
+        await wait_for_event(handle, waiting)
+        reset = await reset_to_start(world, handle)
+        await wait_for_event(reset, waiting)
+        await world.answer(pending_id, "alice", {"answer": "yes"})
+        client = await Client.connect(world.server.address, interceptors=[DescribeFailsOnce()])
+        surface = TemporalUpdates(client)
+        surface.bind_handler(world.desk_handler)
+        request = await world.desk_handler.get_request(pending_id)
+        assert request is not None
+        notice = Notice("question_settled", f"{pending_id}.settle.temporal.-", request)
+        with pytest.raises(DeliveryError, match="Temporal is unreachable") as unreachable:
+            await surface.send(notice)
+        receipt = await surface.send(notice)
+        result = await reset.result()
+    assert unreachable.value.retry
+    assert receipt == {"update_id": update_id_of(pending_id), "workflow_id": handle.id}
+    assert result == {"answer": "yes"}
+    delivered = [
+        e for e in await world.desk_handler.history(pending_id) if e["type"] == "delivered"
+    ]
+    assert [(e["accepted"], e.get("refused")) for e in delivered] == [(True, None)]
 
 
 @SQLITE_ONLY

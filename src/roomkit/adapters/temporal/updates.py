@@ -250,7 +250,7 @@ class TemporalUpdates:
             raise self._unanswered(origin) from None
         except RPCError as error:
             if error.status not in _GONE:
-                raise DeliveryError(f"Temporal is unreachable: {error}", retry=True) from None
+                raise _unreachable(error) from None
             taken = await taken_by(self.client, origin, update_id, outcome)
             if taken is None:
                 taken = await self._to_reset_run(origin, outcome, update_id, error.message)
@@ -311,11 +311,16 @@ class TemporalUpdates:
                 )
             except RPCError as error:
                 if error.status not in _GONE:
-                    return None
+                    raise _unreachable(error) from None
                 return await self._taken_by_ended_chain(
                     origin, first, outcome, update_id, error.message
                 )
-        except (RPCError, WorkflowUpdateFailedError):
+        except RPCError as error:
+            if error.status not in _GONE:
+                # Nothing is known of the run yet: an answer is not refused on a guess.
+                raise _unreachable(error) from None
+            return None
+        except WorkflowUpdateFailedError:
             return None
         except WorkflowUpdateRPCTimeoutOrCancelledError:
             raise self._unanswered(origin) from None
@@ -407,6 +412,10 @@ async def _refund(handler: HumanInputHandler, claim: str) -> None:
         await handler.ledger.refund_spent(claim)
     except Exception as error:
         logger.warning("could not release %s: %s", claim, error)
+
+
+def _unreachable(error: RPCError) -> DeliveryError:
+    return DeliveryError(f"Temporal is unreachable: {error}", retry=True)
 
 
 def _reason(error: WorkflowUpdateFailedError) -> str:
