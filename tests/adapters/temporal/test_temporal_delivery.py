@@ -20,7 +20,12 @@ from temporalio.client import (
     WorkflowUpdateHandle,
 )
 from tests.adapters.temporal.conftest import World, running, worker_process
-from tests.adapters.temporal.history import updates_taken, wait_for_event, waiting
+from tests.adapters.temporal.history import (
+    result_or_task_failure,
+    updates_taken,
+    wait_for_event,
+    waiting,
+)
 from tests.adapters.temporal.temporal_server import TemporalServer
 from tests.adapters.temporal.workflows import Ask, AskTwice
 
@@ -344,3 +349,27 @@ async def test_a_name_no_history_keeps_as_a_surface_is_refused_at_once(
     with pytest.raises(error, match=rf"TemporalUpdates\(name=\.\.\.\).*{said}"):
         TemporalUpdates(client, name=name)  # type: ignore[arg-type]
     assert TemporalUpdates(client, name="t" * 256).name == "t" * 256
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+async def test_an_answer_past_temporals_payload_limit_comes_as_a_refusal_saying_so(
+    world: World,
+) -> None:
+    """An answer given through the in-process API, larger than Temporal carries: the
+    workflow resumes (a refusal naming the size), instead of failing each task for ever."""
+    answer = "x" * 2_200_000
+    async with running(world.worker(Ask), notifier := world.notifier()):
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        await wait_for_event(handle, waiting)
+        assert await world.desk_handler.aresolve(pending_id, answer, by="alice")
+        result = await result_or_task_failure(handle)
+        await notifier.wait_idle()
+    assert result["error"] == "HumanInputRejectedError", result
+    assert f"{pending_id} is 2200" in result["message"]
+    assert "past the 2080768 Temporal carries into a workflow" in result["message"]
+    request = await world.desk_handler.get_request(pending_id)
+    assert request is not None
+    assert request.result == answer, "the answer stays in the store"
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [e["accepted"] for e in entries] == [True]

@@ -8,6 +8,7 @@ that workflow code may import it inside Temporal's sandbox.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -40,6 +41,12 @@ WITHDRAW_ACTIVITY = "roomkit.withdraw"
 
 CHANNEL = "temporal"
 """The ``channel_id`` of every request a workflow makes."""
+
+_OUTCOME_LIMIT = 2 * 1024 * 1024 - 16 * 1024
+"""Bytes of an outcome as JSON that Temporal carries into a workflow: its payload limit
+(2 MiB, its default ``limit.blobSize.error``), less room for what wraps the outcome on the
+way (the payload's metadata, and the message of the workflow task that accepts the update,
+which holds the outcome again)."""
 
 _PREFIX = "temporal:"
 
@@ -79,9 +86,14 @@ def outcome_of(request: PendingInput, digest: str | None) -> dict[str, Any]:
 
     ``digest`` is the digest of the arguments the workflow asked about (the request's
     ``created`` entry keeps it); the workflow refuses an outcome whose digest is not its own.
+
+    An outcome Temporal would not carry (an answer given through the in-process API, past
+    :data:`_OUTCOME_LIMIT` as JSON) would fail every workflow task that took it, and the
+    workflow would never resume: it comes as a rejection instead, whose reason says so (an
+    approval too large is not approved). The answer stays in the store.
     """
     origin = origin_of(request)
-    return {
+    outcome = {
         "pending_id": request.pending_id,
         "seq": None if origin is None else origin.seq,
         "status": request.status.value,
@@ -91,6 +103,24 @@ def outcome_of(request: PendingInput, digest: str | None) -> dict[str, Any]:
         "by": request.settled_by,
         "digest": digest,
         "arguments": request.arguments if request.kind == "approval" else None,
+    }
+    # As Temporal's JSON converter writes it (ASCII: a character is a byte).
+    size = len(json.dumps(outcome, separators=(",", ":")))
+    if size <= _OUTCOME_LIMIT:
+        return outcome
+    return {
+        **outcome,
+        "status": PendingInputStatus.REJECTED.value,
+        "result": None,
+        "reason": (
+            f"the outcome of request {request.pending_id} is {size} bytes as JSON, past the "
+            f"{_OUTCOME_LIMIT} Temporal carries into a workflow: it stays in the "
+            "store (HumanInputHandler.get_request), and the workflow takes it as refused; "
+            "answer a workflow with an id or a URL of large content"
+        ),
+        "withdrawn": False,
+        "arguments": None,
+        "too_large": size,
     }
 
 

@@ -374,7 +374,9 @@ async def ask_person(
             most a century.
 
     Raises:
-        HumanInputRejectedError: a person rejected the request.
+        HumanInputRejectedError: a person rejected the request, or its outcome is larger
+            than Temporal carries into a workflow (about 2 MiB as JSON; the reason says so,
+            and the answer stays in the store).
         HumanInputTimeoutError: nobody answered in time (a ``TimeoutError``).
         RequestWithdrawnError: the request was withdrawn (a ``RuntimeError``).
         RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
@@ -414,7 +416,8 @@ async def request_approval(
     arguments) or respond (an answer in the tool's place).
 
     Raises:
-        HumanInputRejectedError: an approver rejected the call, with the reason.
+        HumanInputRejectedError: an approver rejected the call, with the reason, or the
+            decision is larger than Temporal carries into a workflow.
         HumanInputTimeoutError, RequestWithdrawnError, RuntimeError: as :func:`ask_person`.
         TypeError: ``arguments`` or ``tool_schema`` is not JSON, or ``tool_schema`` is no
             dict.
