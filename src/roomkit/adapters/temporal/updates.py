@@ -7,7 +7,9 @@ on its own) follows every settle through the store's outbox, so an answer given 
 - the update's id is derived from the settle (``roomkit-settle-<pending_id>``): the server
   answers a repeated id with the first update's result, so a delivery repeated after a
   restart reaches the workflow once;
-- while Temporal cannot be reached the delivery is retried on :attr:`retry`'s schedule;
+- while Temporal cannot be reached, or the run still runs but takes no update for now (its
+  workflow task keeps failing on the workers), the delivery is retried on :attr:`retry`'s
+  schedule;
 - the workflow's validator may refuse it (another request, other arguments, an ask already
   settled): the refusal is recorded and not retried;
 - what became of it is in the request's history as a ``delivered`` entry (``accepted``
