@@ -52,17 +52,21 @@ class ChangeLook:
 
         Args:
             caught_up: every change since the mark was heard (no catch-up stands for
-                some): when the log cannot tell what changed, the changes heard are
-                enough, and nothing is said.
+                some): the changes heard are enough, and the look only says where the
+                log stands now.
 
         Raises:
             StoreUnavailableError: the store cannot be reached.
         """
         if self._log is None:
             return Look(None)
+        if caught_up:
+            # Where the log stands is all a recording of changes all heard needs: the
+            # cheapest look, which names no request.
+            return Look((await self._log.changes_since(None)).mark)
         found = await self._log.changes_since(self._mark)
         if found.pending_ids is None:
-            if self._mark is not None and not caught_up:
+            if self._mark is not None:
                 logger.warning(
                     "notifier: the store's change log cannot say what changed since the "
                     "steps were last recorded (too much changed, or its data went back): a "
