@@ -394,7 +394,8 @@ def bounded_route(
     """A FastAPI route class whose routes check their bodies as :class:`BoundedBodies` does.
 
     Use it as a router's ``route_class``: the check travels with the router into any app,
-    before FastAPI parses a body.
+    before FastAPI parses a body. A request whose method the route does not take gets its
+    405 without a byte of its body read.
 
     Raises:
         ImportError: FastAPI is not installed (the ``desk`` extra).
@@ -406,6 +407,10 @@ def bounded_route(
         """Checks each request's body before FastAPI reads it."""
 
         async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+            if self.methods and scope.get("method") not in self.methods:
+                # A method the route does not take is answered 405, its body not read.
+                await super().handle(scope, receive, send)
+                return
             await _bounded(super().handle, limits, refusal, scope, receive, send)
 
     return BoundedRoute

@@ -191,3 +191,33 @@ async def test_a_caller_past_the_rate_limit_is_refused_before_the_body_is_parsed
     assert first.status_code == 400
     assert second.status_code == 429
     assert "Retry-After" in second.headers
+
+
+async def test_a_method_a_route_does_not_take_is_a_405_without_the_body_being_read() -> None:
+    """``POST /api/me`` (and every such pair) is refused for its method, its body unread."""
+    world, _ = await desk_with_every_surface()
+    taken: list[int] = []
+
+    async def huge() -> AsyncIterator[bytes]:
+        for index in range(64):
+            taken.append(index)
+            yield b"[" * (64 * 1024)
+
+    routes = [route for route in routes_of(world.app) if getattr(route, "methods", None)]
+    taking: dict[str, set[str]] = {}
+    for route in routes:
+        taking.setdefault(route.path, set()).update(route.methods)
+    headers = {"content-type": "application/json", "authorization": "Bearer not-a-token"}
+    tried = 0
+    async with world.client() as client:
+        for path, methods in taking.items():
+            if not path.startswith("/api/"):
+                continue
+            for method in sorted(BODY_METHODS - methods):
+                sent = path.replace("{", "").replace("}", "")
+                reply = await client.request(method, sent, content=huge(), headers=headers)
+                assert reply.status_code == 405, (method, path, reply.text)
+                assert reply.headers["cache-control"] == "no-store", (method, path)
+                assert taken == [], (method, path)
+                tried += 1
+    assert tried > 20

@@ -69,3 +69,21 @@ async def test_a_caller_past_the_rate_limit_is_refused_before_the_body_is_parsed
     assert first.status_code == 400, first.text
     assert second.status_code == 429, second.text
     assert "Retry-After" in second.headers
+
+
+@pytest.mark.parametrize(("method", "path"), [("POST", "/agui/capabilities"), ("PUT", "/agui")])
+async def test_a_method_a_route_does_not_take_is_a_405_without_the_body_being_read(
+    front: Front, method: str, path: str
+) -> None:
+    """A body sent with a method the route does not take is not read: 405, not a 400."""
+    taken: list[int] = []
+
+    async def huge() -> AsyncIterator[bytes]:
+        for index in range(64):
+            taken.append(index)
+            yield b"[" * (64 * 1024)
+
+    headers = {"content-type": "application/json"}
+    async with front.client() as client:
+        reply = await client.request(method, path, content=huge(), headers=headers)
+    assert (reply.status_code, taken) == (405, []), reply.text
