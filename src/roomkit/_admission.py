@@ -7,13 +7,16 @@ body: it runs the route's gate on the request's head alone, so a caller without 
 token, over its rate limit or calling through a foreign ``Host`` is refused without a byte
 of what it sent read or parsed. The gate keeps the caller it admitted in the request's
 scope (:meth:`BodyGate.remember`), where the route's own run of the dependency finds it
-(:meth:`BodyGate.admitted`): the rate limit is spent once. Needs FastAPI (the ``desk`` or
+(:meth:`BodyGate.admitted`): the rate limit is spent once. The record names the gate that
+admitted the caller, so another gate on the same request (another desk's, with its own key)
+checks the caller itself. A route whose gate the application overrides
+(``app.dependency_overrides``) is left to the override. Needs FastAPI (the ``desk`` or
 ``agui`` extra).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, MutableMapping
 from typing import Any
 
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -22,7 +25,14 @@ from starlette.requests import Request
 from roomkit.auth.principal import Principal
 from roomkit.bodies import BODY_METHODS
 
-__all__ = ["BodyGate", "GateDependency", "admit_before_body", "admit_first", "gate_dependency"]
+__all__ = [
+    "BodyGate",
+    "GateDependency",
+    "admit_before_body",
+    "admit_first",
+    "gate_dependency",
+    "route_overrides",
+]
 
 GateDependency = Callable[[Request, HTTPAuthorizationCredentials | None], Awaitable[Principal]]
 """A route's dependency on a :class:`BodyGate`: the gate itself, or one of its methods."""
@@ -32,16 +42,28 @@ _ADMITTED = "roomkit.admitted"
 """The scope key a request's caller is kept under once a gate admitted it, with its key."""
 
 
+def route_overrides(route: Any, scope: MutableMapping[str, Any]) -> Mapping[Any, Any] | None:
+    """The dependency overrides of the application that serves ``route`` (a FastAPI
+    route) the request of ``scope``, if any."""
+    provider = getattr(route, "dependency_overrides_provider", None)
+    if provider is None:
+        # A route of a router the app includes has none of its own (FastAPI gives the app's
+        # to the copy it serves): the app serving the request is the scope's.
+        provider = scope.get("app")
+    overrides: Mapping[Any, Any] | None = getattr(provider, "dependency_overrides", None)
+    return overrides
+
+
 class BodyGate:
     """A FastAPI dependency that admits a route's caller: a route class runs it (or the
     method of it the route depends on) before reading the request's body."""
 
     @staticmethod
     def admitted(request: Request, key: object) -> Principal | None:
-        """The caller admitted on ``request`` for ``key`` (the gate, or the use it admitted
-        for), when it was admitted before its body was read."""
+        """The caller admitted on ``request`` for ``key`` (the gate, or the gate and the use
+        it admitted for), when it was admitted before its body was read."""
         found = request.scope.get(_ADMITTED)
-        if found is not None and found[0] is key:
+        if found is not None and found[0] == key:
             principal: Principal = found[1]
             return principal
         return None
@@ -76,11 +98,16 @@ async def admit_before_body(dependency: GateDependency, request: Request) -> Non
 
 
 async def admit_first(
-    dependencies: Iterable[Any], methods: Collection[str], scope: MutableMapping[str, Any]
+    dependencies: Iterable[Any],
+    methods: Collection[str],
+    scope: MutableMapping[str, Any],
+    *,
+    overrides: Mapping[Any, Any] | None = None,
 ) -> None:
     """Admit the caller of a request with a body to a route (its ``dependencies`` and
     ``methods``) whose gate is a :class:`BodyGate`, from the request's head alone; a request
-    without a body, or to a route without such a gate, is left to the route.
+    without a body, to a route without such a gate, or to one whose gate is among the
+    application's dependency ``overrides`` is left to the route.
 
     Raises:
         HTTPException: the gate refused the caller.
@@ -90,6 +117,6 @@ async def admit_first(
     if method not in BODY_METHODS or method not in methods:
         return
     gate = gate_dependency(dependencies)
-    if gate is not None:
+    if gate is not None and not (overrides and gate in overrides):
         # A Request without the connection's receive: nothing here can read the body.
         await admit_before_body(gate, Request(scope))

@@ -148,7 +148,8 @@ class Gate(BodyGate):
     async def _caller(
         self, request: Request, credentials: HTTPAuthorizationCredentials | None, use: Use
     ) -> Principal:
-        admitted = self.admitted(request, use)
+        # The caller this gate admitted, for this use: another desk's gate checks its own.
+        admitted = self.admitted(request, (self, use))
         if admitted is not None:
             # Admitted before the body was read: the same caller, its bucket spent once.
             return admitted
@@ -160,7 +161,7 @@ class Gate(BodyGate):
         except Refused as refused:
             raise refused_response(refused) from None
         self.throttle(principal)
-        self.remember(request, use, principal)
+        self.remember(request, (self, use), principal)
         return principal
 
 
