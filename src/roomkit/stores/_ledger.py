@@ -17,13 +17,31 @@ from collections.abc import Callable, Collection
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.tools.validation import unencodable_text
 
-__all__ = ["MAX_ENTRY_CHARS", "MemoryLedger", "check_entries", "check_entry", "check_until"]
+__all__ = [
+    "MAX_ENTRY_CHARS",
+    "MemoryLedger",
+    "check_entries",
+    "check_entry",
+    "check_until",
+    "spent_time",
+]
 
 MAX_ENTRY_CHARS = 512
 """The longest entry a ledger takes."""
 
 _PRUNE_AT = 1024
 """Entries the memory ledger holds before it looks for expired ones to forget."""
+
+
+def spent_time(value: object) -> float:
+    """The time a stored entry was spent, from what its store read; a value this library did
+    not write (not a number, or NaN) reads as spent at the end of time: the ledger fails
+    closed, a revocation by time included."""
+    try:
+        spent_at = float(value)  # type: ignore[arg-type]  # whatever the row held
+    except (TypeError, ValueError):
+        return math.inf
+    return math.inf if math.isnan(spent_at) else spent_at
 
 
 def check_entry(entry: object) -> str:

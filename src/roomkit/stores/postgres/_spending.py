@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from roomkit.stores._ledger import check_entries, check_until
+from roomkit.stores._ledger import check_entries, check_until, spent_time
 from roomkit.stores.postgres._part import Part
 from roomkit.stores.postgres._text import ledger_entry
 
@@ -62,4 +62,4 @@ class Spending(Part):
         async with self.link.connection() as db:
             cursor = await db.execute(self.sql.ledger_read, (wanted, self.clock()))
             rows = await cursor.fetchall()
-        return {str(entry): float(spent_at) for entry, spent_at in rows}
+        return {str(entry): spent_time(spent_at) for entry, spent_at in rows}

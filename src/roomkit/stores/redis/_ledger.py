@@ -78,6 +78,8 @@ def parse(raw: bytes | str | None, now: float) -> float | None:
         until = None if parts[1] == _FOREVER else float(parts[1])
     except (IndexError, ValueError):
         return math.inf
+    if math.isnan(spent_at):
+        return math.inf  # as any other value this library did not write
     if until is not None and until <= now:
         return None
     return spent_at

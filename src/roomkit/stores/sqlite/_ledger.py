@@ -4,7 +4,8 @@ The spend is one ``INSERT ... ON CONFLICT`` inside the store's ``BEGIN IMMEDIATE
 row goes in when the entry is absent, replaces one that has expired, and leaves an unexpired
 one alone, so exactly one caller among every process on the file sees it go in. Every write
 drops the rows already expired on the store's clock (an index keeps that a probe when there
-are none).
+are none). A row this library did not write reads as spent at the end of time: the ledger
+fails closed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import aiosqlite
 
+from roomkit.stores._ledger import spent_time
 from roomkit.stores.sqlite._link import fetch_all, query
 
 __all__ = ["read", "record", "refund", "spend"]
@@ -67,5 +69,5 @@ async def read(db: aiosqlite.Connection, entries: Sequence[str], now: float) -> 
             "AND (expires_at IS NULL OR expires_at > ?)"
         )
         rows: list[Any] = await fetch_all(db, statement, (*chunk, now))
-        found.update((str(entry), float(spent_at)) for entry, spent_at in rows)
+        found.update((str(entry), spent_time(spent_at)) for entry, spent_at in rows)
     return found

@@ -4,6 +4,7 @@ processes, refunds, records, expiry on the store's clock, pruning, and bad argum
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 import sys
 from collections.abc import AsyncIterator
@@ -165,15 +166,53 @@ async def test_a_redis_ledger_entry_expires_on_the_server(
     assert await raw.pttl(f"{prefix}:ledger:actor:bob") == -1
 
 
+@pytest.mark.parametrize("value", ["garbage", "nan -"])
 async def test_a_redis_value_the_store_did_not_write_reads_as_spent(
-    redis_server: Any, prefix: str, raw: Redis
+    redis_server: Any, prefix: str, raw: Redis, value: str
 ) -> None:
     backend = RedisBackend(redis_server.url, prefix)
     store = backend.make()
-    await raw.set(f"{prefix}:ledger:link:n1", "garbage")
+    await raw.set(f"{prefix}:ledger:link:n1", value)
     try:
-        assert "link:n1" in await store.read_spent(["link:n1"])
+        assert await store.read_spent(["link:n1"]) == {"link:n1": math.inf}
         assert not await store.spend_once("link:n1", until=None)
+    finally:
+        await backend.close()
+
+
+@pytest.mark.parametrize("spent_at", ["garbage", "nan"])
+async def test_a_sqlite_value_the_store_did_not_write_reads_as_spent(
+    tmp_path: Path, spent_at: str
+) -> None:
+    """As on Redis: a row the ledger cannot read is spent at the end of time (it fails
+    closed, for a revocation by time too), rather than failing every check that reads it."""
+    backend = SQLiteBackend(tmp_path / "ledger.db")
+    store = backend.make()
+    try:
+        await store.record_spent("link:n1", until=None)
+        with closing(sqlite3.connect(backend.path)) as db, db:
+            db.execute("UPDATE roomkit_ledger SET spent_at = ?", (spent_at,))
+        assert await store.read_spent(["link:n1"]) == {"link:n1": math.inf}
+        assert not await store.spend_once("link:n1", until=None)
+    finally:
+        await backend.close()
+
+
+async def test_a_postgres_nan_reads_as_spent(postgres_server: Any) -> None:
+    """A NaN time (which the column takes) would let every revocation by time through: it
+    reads as spent at the end of time, as any value this library did not write."""
+    import psycopg
+    from tests.tools.human_input.stores.postgres_kit import PostgresBackend
+
+    backend = PostgresBackend(postgres_server.dsn)
+    store = backend.make()
+    try:
+        await store.record_spent("actor:bob", until=None)
+        async with await psycopg.AsyncConnection.connect(postgres_server.dsn) as db:
+            table = f'"{backend.schema}".roomkit_ledger'
+            await db.execute(f"UPDATE {table} SET spent_at = 'NaN'")  # type: ignore[arg-type]
+            await db.commit()
+        assert await store.read_spent(["actor:bob"]) == {"actor:bob": math.inf}
     finally:
         await backend.close()
 
