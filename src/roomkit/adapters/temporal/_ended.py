@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from roomkit.adapters.temporal._protocol import CREATE_ACTIVITY, EXPIRE_ACTIVITY, Origin
 
@@ -32,8 +32,13 @@ async def taken_by(
     client: Client, origin: Origin, update_id: str, outcome: dict[str, Any]
 ) -> str | None:
     """How the ended run ``origin`` took ``outcome`` (whose update is ``update_id``):
-    :data:`BY_UPDATE`, ``"timer"``, ``"create"``; ``None`` when it did not, or its history
-    cannot be read."""
+    :data:`BY_UPDATE`, ``"timer"``, ``"create"``; ``None`` when its history says it did not,
+    or Temporal keeps no such run.
+
+    Raises:
+        RPCError: the history cannot be read for now (Temporal unreachable, the client's
+            retries given up): nothing is known of what the run took.
+    """
     handle = client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
     reading: dict[int, str] = {}  # the scheduled event of each of roomkit's activities
     read: str | None = None  # an activity returned the outcome; the workflow may not have run
@@ -56,7 +61,9 @@ async def taken_by(
                         read = reader
             elif read is not None and event.HasField("workflow_task_completed_event_attributes"):
                 return read
-    except RPCError:
+    except RPCError as error:
+        if error.status is not RPCStatusCode.NOT_FOUND:
+            raise  # not an answer: the delivery is tried again, not refused on a guess
         return None
     return None
 

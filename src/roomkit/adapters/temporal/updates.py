@@ -253,7 +253,10 @@ class TemporalUpdates:
         except RPCError as error:
             if error.status not in _GONE:
                 raise _unreachable(error) from None
-            taken = await taken_by(self.client, origin, update_id, outcome)
+            try:
+                taken = await taken_by(self.client, origin, update_id, outcome)
+            except RPCError as unread:
+                raise _unreachable(unread) from None
             if taken is None:
                 taken = await self._to_reset_run(origin, outcome, update_id, error.message)
             if taken is None:
@@ -335,7 +338,7 @@ class TemporalUpdates:
         when that run is not ``origin``'s (whose history was read already); else ``None``.
 
         Raises:
-            RPCError: the run cannot be described.
+            RPCError: the run cannot be described, or its history read, for now.
             DeliveryError: that run still runs, and refused the update for now
                 (``refusal``): retried.
         """

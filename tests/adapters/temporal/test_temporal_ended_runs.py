@@ -1,0 +1,86 @@
+"""An outcome whose run has ended: what the delivery records when the run's history cannot be
+read for now, when the run was terminated, and when it was cancelled before it took the
+answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import (
+    Client,
+    FetchWorkflowHistoryEventsInput,
+    Interceptor,
+    OutboundInterceptor,
+)
+from temporalio.service import RPCError, RPCStatusCode
+from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.workflows import Ask
+
+from roomkit.adapters.temporal import TemporalUpdates, update_id_of
+from roomkit.notify import DeliveryError, Notice
+
+SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+
+
+def delivered(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [entry for entry in history if entry["type"] == "delivered"]
+
+
+class HistoryFailsOnce(Interceptor):
+    """The first read of a workflow's history fails as Temporal's client fails a call once
+    its own retries give up on an unreachable server (the SDK's own interceptors)."""
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        return _HistoryFailsOnce(next)
+
+
+class _HistoryFailsOnce(OutboundInterceptor):
+    failed = False
+
+    def fetch_workflow_history_events(self, input: FetchWorkflowHistoryEventsInput) -> Any:
+        if not self.failed:
+            self.failed = True
+            return _Unreachable()
+        return super().fetch_workflow_history_events(input)
+
+
+class _Unreachable:
+    def __aiter__(self) -> _Unreachable:
+        return self
+
+    async def __anext__(self) -> HistoryEvent:
+        raise RPCError("connection refused", RPCStatusCode.UNAVAILABLE, b"")
+
+
+async def notice_of(world: World, pending_id: str) -> Notice:
+    request = await world.desk_handler.get_request(pending_id)
+    assert request is not None
+    return Notice("question_settled", f"{pending_id}.settle.temporal.-", request)
+
+
+@SQLITE_ONLY
+async def test_an_ended_runs_history_that_cannot_be_read_for_now_is_retried(
+    world: World,
+) -> None:
+    """The workflow took the outcome by its own timer and ended; Temporal went away as the
+    surface read its history: the delivery is retried, and then recorded as taken."""
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, {"timeout": 1, "grace": 0.1})
+        pending_id = await world.created.next()
+        result = await handle.result()
+    client = await Client.connect(world.server.address, interceptors=[HistoryFailsOnce()])
+    surface = TemporalUpdates(client)
+    surface.bind_handler(world.desk_handler)
+    notice = await notice_of(world, pending_id)
+    with pytest.raises(DeliveryError, match="Temporal is unreachable") as unreachable:
+        await surface.send(notice)
+    receipt = await surface.send(notice)
+    assert result["error"] == "HumanInputTimeoutError"
+    assert unreachable.value.retry
+    assert receipt == {"update_id": update_id_of(pending_id), "workflow_id": handle.id}
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [(e["accepted"], e.get("taken_by"), e.get("refused")) for e in entries] == [
+        (True, "timer", None)
+    ]
