@@ -13,9 +13,12 @@ from temporalio.client import (
     FetchWorkflowHistoryEventsInput,
     Interceptor,
     OutboundInterceptor,
+    WorkflowFailureError,
 )
+from temporalio.exceptions import CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.history import wait_for_event, waiting
 from tests.adapters.temporal.workflows import Ask
 
 from roomkit.adapters.temporal import TemporalUpdates, update_id_of
@@ -84,3 +87,26 @@ async def test_an_ended_runs_history_that_cannot_be_read_for_now_is_retried(
     assert [(e["accepted"], e.get("taken_by"), e.get("refused")) for e in entries] == [
         (True, "timer", None)
     ]
+
+
+@SQLITE_ONLY
+async def test_an_answer_to_a_workflow_cancelled_before_it_took_it_is_recorded_as_refused(
+    world: World,
+) -> None:
+    """The cancel and the answer both came while no worker ran: the workflow ends cancelled,
+    and the delivery's history entry says the answer was refused, and why."""
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, {})
+        pending_id = await world.created.next()
+        await wait_for_event(handle, waiting)
+    await handle.cancel()
+    answered = await world.answer(pending_id, "alice", {"answer": "Hotel H"})
+    async with running(world.worker(Ask), notifier := world.notifier()):
+        with pytest.raises(WorkflowFailureError) as failed:
+            await handle.result()
+        await notifier.wait_idle()
+    assert answered.status_code == 200, answered.text
+    assert isinstance(failed.value.cause, CancelledError)
+    entries = delivered(await world.desk_handler.history(pending_id))
+    assert [(e["accepted"], e.get("taken_by")) for e in entries] == [(False, None)]
+    assert "the workflow was cancelled before it took the answer" in entries[0]["refused"]

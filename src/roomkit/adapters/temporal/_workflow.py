@@ -4,10 +4,11 @@ Each ask runs the create activity (:data:`CREATE_ACTIVITY`) with a key fixed per
 retried activity, a worker that crashed and a replay re-attach to the same request. The
 outcome arrives as an update of the one handler :data:`UPDATE_NAME`, which the first ask of
 a workflow sets before its request exists; its validator refuses an outcome for a request
-this workflow did not make, for arguments it did not ask about, or for an ask already
-settled. The person's deadline is the request's: the workflow's own timer runs ``grace``
-longer, and when it fires the expire activity asks the store for the outcome (recording the
-timeout if nobody answered), so an answer in flight always wins.
+this workflow did not make, for arguments it did not ask about, for an ask already
+settled, or one the workflow's cancel came before (the answer was not taken). The person's
+deadline is the request's: the workflow's own timer runs ``grace`` longer, and when it
+fires the expire activity asks the store for the outcome (recording the timeout if nobody
+answered), so an answer in flight always wins.
 """
 
 from __future__ import annotations
@@ -124,6 +125,9 @@ class _Ask:
     digest: str
     pending_id: str | None = None
     outcome: dict[str, Any] | None = None
+    after_cancel: bool = False
+    """Made once the workflow was cancelled already (code that goes on after a cancel): its
+    outcome is taken as any other's."""
 
 
 class _Asks:
@@ -135,8 +139,8 @@ class _Asks:
 
     def validate(self, outcome: Any) -> None:
         """Refuse an outcome for no ask of this workflow, for another request, for other
-        arguments, or for an ask already settled otherwise (a sync validator, as Temporal
-        requires)."""
+        arguments, for an ask already settled otherwise, or an answer that came after the
+        workflow's cancel (a sync validator, as Temporal requires)."""
         if not isinstance(outcome, dict) or not isinstance(outcome.get("pending_id"), str):
             raise ValueError("a roomkit outcome is a JSON object naming its pending_id")
         seq = outcome.get("seq")
@@ -156,6 +160,19 @@ class _Asks:
         if outcome.get("status") not in _OUTCOMES:
             raise ValueError(f"request {outcome['pending_id']} has not settled")
         taken = ask.outcome
+        if (
+            taken is None
+            and not ask.after_cancel
+            and not outcome.get("withdrawn")
+            and workflow.cancellation_reason() is not None
+        ):
+            # The cancel came first (its wait ends cancelled, even when both came in one
+            # task): the answer is not taken, and the delivery records why. Validators do
+            # not run on replay, so an update accepted before this check replays as it was.
+            raise ValueError(
+                f"request {outcome['pending_id']}: the workflow was cancelled before it took "
+                "the answer"
+            )
         if taken is not None and (
             taken["pending_id"] != outcome["pending_id"] or taken["status"] != outcome["status"]
         ):
@@ -254,7 +271,11 @@ async def _ask(
     if workflow.patched(_CHECKS_ANSWER_SCHEMA):
         check_answer_schema(call, kind, tool_name, spec.answer_schema)
     state.count = seq
-    ask = state.asks[seq] = _Ask(seq, arguments_digest(tool_name, arguments))
+    ask = state.asks[seq] = _Ask(
+        seq,
+        arguments_digest(tool_name, arguments),
+        after_cancel=workflow.cancellation_reason() is not None,
+    )
     created = await _run(CREATE_ACTIVITY, request)
     if ask.outcome is not None and ask.outcome["pending_id"] != created["pending_id"]:
         ask.outcome = None  # taken before the create returned, for another request
