@@ -4,6 +4,8 @@ answer."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -110,3 +112,40 @@ async def test_an_answer_to_a_workflow_cancelled_before_it_took_it_is_recorded_a
     entries = delivered(await world.desk_handler.history(pending_id))
     assert [(e["accepted"], e.get("taken_by")) for e in entries] == [(False, None)]
     assert "the workflow was cancelled before it took the answer" in entries[0]["refused"]
+
+
+@SQLITE_ONLY
+async def test_an_answer_to_a_terminated_or_timed_out_workflow_says_how_it_ended(
+    world: World,
+) -> None:
+    """Neither run took its answer: each delivery is refused, saying how the run ended."""
+    async with running(world.worker(Ask), notifier := world.notifier()):
+        terminated = await world.start(Ask, {})
+        first = await world.created.next()
+        timed_out = await world.client.start_workflow(
+            Ask,
+            {},
+            id=f"wf-{uuid.uuid4().hex[:8]}",
+            task_queue=world.task_queue,
+            execution_timeout=timedelta(seconds=2),
+        )
+        second = await world.created.next()
+        await wait_for_event(terminated, waiting)
+        await terminated.terminate("the trip was called off")
+        with pytest.raises(WorkflowFailureError):
+            await timed_out.result()
+        for pending_id in (first, second):
+            answered = await world.answer(pending_id, "alice", {"answer": "too late"})
+            assert answered.status_code == 200, answered.text
+        await notifier.wait_idle()
+    refusals = {
+        pending_id: [
+            (e["accepted"], e.get("refused"))
+            for e in delivered(await world.desk_handler.history(pending_id))
+        ]
+        for pending_id in (first, second)
+    }
+    assert refusals == {
+        first: [(False, "the workflow ended (terminated) before it took the answer")],
+        second: [(False, "the workflow ended (timed out) before it took the answer")],
+    }

@@ -11,7 +11,9 @@ on its own) follows every settle through the store's outbox, so an answer given 
   workflow task keeps failing on the workers), the delivery is retried on :attr:`retry`'s
   schedule;
 - the workflow's validator may refuse it (another request, other arguments, an ask already
-  settled): the refusal is recorded and not retried;
+  settled, an answer that came after the workflow's cancel), and a run that ended without
+  taking it (terminated, timed out) cannot take it: the refusal is recorded, saying how
+  the run ended, and not retried;
 - what became of it is in the request's history as a ``delivered`` entry (``accepted``
   true, or false with what ``refused`` it), recorded once however many deliveries end
   (at most once: an entry whose append the store did not see through, which may still
@@ -64,6 +66,16 @@ logger = logging.getLogger("roomkit.adapters.temporal")
 _GONE = frozenset({RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION})
 """What the server says of a workflow that has ended or never existed, and of a run that
 takes no update for now (its workflow task keeps failing): the run's status tells which."""
+
+_ENDED = {
+    WorkflowExecutionStatus.COMPLETED: "ended (completed)",
+    WorkflowExecutionStatus.FAILED: "ended (failed)",
+    WorkflowExecutionStatus.CANCELED: "was cancelled",
+    WorkflowExecutionStatus.TERMINATED: "ended (terminated)",
+    WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued as new",
+    WorkflowExecutionStatus.TIMED_OUT: "ended (timed out)",
+}
+"""How a run that did not take its outcome ended, as its refusal says it."""
 
 _DELIVERED_KEEP = 7 * 86_400.0
 """Seconds the claim on a request's ``delivered`` entry is kept: past any retry of its
@@ -260,7 +272,8 @@ class TemporalUpdates:
             if taken is None:
                 taken = await self._to_reset_run(origin, outcome, update_id, error.message)
             if taken is None:
-                await self._refused(request, origin, update_id, f"Temporal: {error.message}")
+                reason = await self._why_not_taken(origin, error.message)
+                await self._refused(request, origin, update_id, reason)
             if taken != BY_UPDATE:
                 # The workflow read this outcome from the store itself, then ended.
                 await self._record(
@@ -350,6 +363,24 @@ class TemporalUpdates:
             raise self._held(Origin(origin.workflow_id, latest.run_id, origin.seq), refusal)
         stand_in = Origin(origin.workflow_id, latest.run_id, origin.seq)
         return await taken_by(self.client, stand_in, update_id, outcome)
+
+    async def _why_not_taken(self, origin: Origin, refusal: str) -> str:
+        """Why the ended run ``origin`` did not take its outcome, as its status says (a run
+        terminated or timed out ran no more code); Temporal's ``refusal`` when it keeps no
+        such run."""
+        handle = self.client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
+        try:
+            status = (await handle.describe()).status
+        except RPCError as error:
+            if error.status not in _GONE:
+                raise _unreachable(error) from None
+            status = None
+        ended = None if status is None else _ENDED.get(status)
+        return (
+            f"Temporal: {refusal}"
+            if ended is None
+            else f"the workflow {ended} before it took the answer"
+        )
 
     async def _digest(self, request: PendingInput) -> str:
         """The digest of the arguments the workflow asked about: a question's arguments do
