@@ -4,11 +4,13 @@ answer."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from temporalio import activity, worker
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import (
     Client,
@@ -20,10 +22,11 @@ from temporalio.client import (
 from temporalio.exceptions import CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 from tests.adapters.temporal.conftest import World, running
-from tests.adapters.temporal.history import wait_for_event, waiting
+from tests.adapters.temporal.history import updates_taken, wait_for_event, waiting
 from tests.adapters.temporal.workflows import Ask
 
 from roomkit.adapters.temporal import TemporalUpdates, update_id_of
+from roomkit.adapters.temporal._protocol import WITHDRAW_ACTIVITY
 from roomkit.notify import DeliveryError, Notice
 
 SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
@@ -91,27 +94,59 @@ async def test_an_ended_runs_history_that_cannot_be_read_for_now_is_retried(
     ]
 
 
+class WithdrawHeld(worker.Interceptor):
+    """Holds the withdraw activity until ``release`` is set; ``entered`` is set as it
+    starts (the workflow has seen its cancel, and still runs)."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    def intercept_activity(
+        self, next: worker.ActivityInboundInterceptor
+    ) -> worker.ActivityInboundInterceptor:
+        return _Held(next, self)
+
+
+class _Held(worker.ActivityInboundInterceptor):
+    def __init__(self, next: worker.ActivityInboundInterceptor, held: WithdrawHeld) -> None:
+        super().__init__(next)
+        self.held = held
+
+    async def execute_activity(self, input: worker.ExecuteActivityInput) -> Any:
+        if activity.info().activity_type == WITHDRAW_ACTIVITY:
+            self.held.entered.set()
+            await self.held.release.wait()
+        return await super().execute_activity(input)
+
+
 @SQLITE_ONLY
 async def test_an_answer_to_a_workflow_cancelled_before_it_took_it_is_recorded_as_refused(
     world: World,
 ) -> None:
-    """The cancel and the answer both came while no worker ran: the workflow ends cancelled,
-    and the delivery's history entry says the answer was refused, and why."""
+    """The cancel and the answer both came while no worker ran; the workflow saw the cancel
+    first, and its update comes as it withdraws: the workflow ends cancelled, and the
+    delivery's history entry says the answer was refused, and why."""
     async with running(world.worker(Ask)):
         handle = await world.start(Ask, {})
         pending_id = await world.created.next()
         await wait_for_event(handle, waiting)
     await handle.cancel()
     answered = await world.answer(pending_id, "alice", {"answer": "Hotel H"})
-    async with running(world.worker(Ask), notifier := world.notifier()):
+    held = WithdrawHeld()
+    async with running(world.worker(Ask, interceptors=[held])):
+        await held.entered.wait()
+        async with running(notifier := world.notifier()):
+            await notifier.wait_idle()
+        held.release.set()
         with pytest.raises(WorkflowFailureError) as failed:
             await handle.result()
-        await notifier.wait_idle()
     assert answered.status_code == 200, answered.text
     assert isinstance(failed.value.cause, CancelledError)
+    assert await updates_taken(handle) == []
     entries = delivered(await world.desk_handler.history(pending_id))
     assert [(e["accepted"], e.get("taken_by")) for e in entries] == [(False, None)]
-    assert "the workflow was cancelled before it took the answer" in entries[0]["refused"]
+    assert entries[0]["refused"].endswith("the workflow was cancelled before it took the answer")
 
 
 @SQLITE_ONLY

@@ -166,9 +166,10 @@ class _Asks:
             and not outcome.get("withdrawn")
             and workflow.cancellation_reason() is not None
         ):
-            # The cancel came first (its wait ends cancelled, even when both came in one
-            # task): the answer is not taken, and the delivery records why. Validators do
-            # not run on replay, so an update accepted before this check replays as it was.
+            # The workflow has seen its cancel: the ask's wait ends cancelled, the answer is
+            # not taken, and the delivery records why. (An update that comes in the same
+            # workflow task as the cancel is applied first, and taken.) Validators do not
+            # run on replay, so an update accepted before this check replays as it was.
             raise ValueError(
                 f"request {outcome['pending_id']}: the workflow was cancelled before it took "
                 "the answer"
