@@ -173,3 +173,39 @@ async def test_the_rest_routes_and_the_card_keep_their_shape() -> None:
     assert card.json()["name"] == "roomkit agent"
     assert too_big.status_code == 413
     assert set(too_big.json()) == {"detail"}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PUT", "/rpc", "POST"),
+        ("DELETE", "/rpc", "POST"),
+        ("PATCH", "/message:send", "POST"),
+        ("PUT", "/message:stream", "POST"),
+        ("POST", "/tasks", "GET, HEAD"),
+        ("DELETE", "/extendedAgentCard", "GET, HEAD"),
+        ("PUT", "/acme/message:send", "POST"),
+        ("PUT", "/acme/tasks/t1:subscribe", "GET, HEAD, POST"),
+        ("POST", "/acme/tasks/t1/pushNotificationConfigs/p1", "DELETE, GET, HEAD"),
+    ],
+)
+async def test_a_method_a_route_does_not_take_is_a_405_without_the_body_being_read(
+    method: str, path: str, allow: str
+) -> None:
+    """An admitted caller sending a body with a method its route does not take, on the
+    JSON-RPC route or a REST one: a 405 naming every method the path takes, and not one
+    chunk of the body taken."""
+    world = World([AIResponse(content="Never.")])
+    taken: list[int] = []
+
+    async def huge() -> AsyncIterator[bytes]:
+        for index in range(64):
+            taken.append(index)
+            yield b"[" * (64 * 1024)
+
+    headers = {"content-type": "application/json"}
+    async with raw(world, issue_token(SECRET, "alice")) as http:
+        response = await http.request(method, path, content=huge(), headers=headers)
+    assert (response.status_code, taken) == (405, []), response.text
+    assert response.headers["allow"] == allow
+    assert world.provider.calls == []

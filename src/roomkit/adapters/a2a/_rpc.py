@@ -9,20 +9,22 @@ reason; a store that cannot be reached is a 503 with the internal error's code. 
 body is answered as the SDK answers a body it cannot take: HTTP 200, a parse error (-32700)
 or an invalid request (-32600).
 
-:func:`json_rpc_route` tells a request to one of the SDK's JSON-RPC routes (the routes
-``create_jsonrpc_routes`` makes, served by its ``JsonRpcDispatcher``) from the others.
+:func:`route_of` tells a request to one of the SDK's JSON-RPC routes (the routes
+``create_jsonrpc_routes`` makes, served by its ``JsonRpcDispatcher``) from the others, and
+names the methods a path takes when no route there takes the request's own.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from starlette.routing import Match
 
-__all__ = ["SERVER_ERROR", "json_rpc_route", "refuse"]
+__all__ = ["SERVER_ERROR", "Routed", "refuse", "route_of"]
 
 Scope = MutableMapping[str, Any]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -38,26 +40,41 @@ CHALLENGE = b'Bearer realm="roomkit"'
 """The ``WWW-Authenticate`` challenge of every 401."""
 
 
-def json_rpc_route(app: Any, scope: Scope) -> bool:
-    """Whether ``scope`` is a request to one of ``app``'s JSON-RPC routes, as Starlette's
-    router would match it (the first full match, else the first match on the path alone),
-    through mounted apps. An app without routes has none."""
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """Where the app's router sends a request."""
+
+    json_rpc: bool = False
+    """Whether it goes to one of the SDK's JSON-RPC routes (or would, but for its method)."""
+    allowed: frozenset[str] = frozenset()
+    """The methods its path takes when no route takes its own: the router answers it 405.
+    Empty when a route takes it, or none takes its path."""
+
+
+def route_of(app: Any, scope: Scope) -> Routed:
+    """Where ``app``'s router sends ``scope``, as Starlette's router matches it (the first
+    full match, else the first match on the path alone), through mounted apps. An app
+    without routes has no JSON-RPC route and takes every method."""
     routes = getattr(app, "routes", None)
-    return routes is not None and _matched(routes, scope)
+    return Routed() if routes is None else _matched(routes, scope)
 
 
-def _matched(routes: Iterable[Any], scope: Scope) -> bool:
-    partial = None
+def _matched(routes: Iterable[Any], scope: Scope) -> Routed:
+    partial: list[Any] = []
     for route in routes:
         match, child = route.matches(scope)
         if match is Match.FULL:
             inner = getattr(route, "routes", None)
             if inner is not None:  # a mount or a host: its own routes decide
                 return _matched(inner, {**scope, **child})
-            return _dispatches(route)
-        if match is Match.PARTIAL and partial is None:
-            partial = route
-    return partial is not None and _dispatches(partial)
+            return Routed(json_rpc=_dispatches(route))
+        if match is Match.PARTIAL:
+            partial.append(route)
+    if not partial:
+        return Routed()
+    # The 405 names every method the path takes, whichever of its routes takes it.
+    allowed = frozenset(m for route in partial for m in getattr(route, "methods", None) or ())
+    return Routed(json_rpc=_dispatches(partial[0]), allowed=allowed)
 
 
 def _dispatches(route: Any) -> bool:

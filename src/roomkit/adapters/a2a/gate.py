@@ -12,7 +12,9 @@ is refused on its head alone, so it cannot make the server read, let alone parse
 sends. On the SDK's JSON-RPC routes every refusal is a JSON-RPC error object, which a
 JSON-RPC client reads (a refused credential's with a null ``id``, since the request was not
 read); on the others (REST) it stays text for a credential and ``{"detail": ...}`` for a
-body.
+body. A method a route does not take (``PUT /rpc``, ``DELETE /message:send``) is answered
+405, with the ``Allow`` its path takes, as the SDK's router answers it, and its body is not
+read either.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ from typing import Any
 
 from starlette.authentication import SimpleUser
 
-from roomkit.adapters.a2a._rpc import json_rpc_route, refuse
+from roomkit.adapters.a2a._rpc import refuse, route_of
 from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.tokens import resolve_secret
-from roomkit.bodies import BoundedBodies, json_rpc_refusal
+from roomkit.bodies import BODY_METHODS, BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -48,7 +50,9 @@ class A2AGate:
     found among ``app.routes`` and the apps mounted there) is refused with a JSON-RPC error
     object: a refused credential with the status above (401 keeps its ``WWW-Authenticate``),
     code -32000 and a null ``id`` (its body is not read), a refused body as the SDK refuses
-    one (HTTP 200, -32600 over the size limit, -32700 else).
+    one (HTTP 200, -32600 over the size limit, -32700 else). An admitted request with a
+    body whose method no route on its path takes gets its 405 (``text/plain``, with
+    ``Allow``) here, its body unread.
 
     Args:
         app: the A2A routes (a Starlette or FastAPI app).
@@ -82,7 +86,8 @@ class A2AGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        json_rpc = json_rpc_route(self.routes, scope)
+        routed = route_of(self.routes, scope)
+        json_rpc = routed.json_rpc
         if not str(scope.get("path", "")).startswith(PUBLIC_PREFIX):
             header = dict(scope.get("headers") or ()).get(b"authorization", b"")
             scheme, _, token = header.decode("latin-1").partition(" ")
@@ -98,6 +103,10 @@ class A2AGate:
                 await _refuse(send, json_rpc, 503, message)
                 return
             scope["user"] = SimpleUser(principal.actor_id)
+        if routed.allowed and scope.get("method") in BODY_METHODS:
+            # The router would refuse it for its method: its body is not read for that.
+            await _plain(send, 405, "Method Not Allowed", allow=routed.allowed)
+            return
         await (self.json_rpc_app if json_rpc else self.app)(scope, receive, send)
 
 
@@ -109,9 +118,13 @@ async def _refuse(send: Send, json_rpc: bool, status: int, message: str) -> None
         await _plain(send, status, message)
 
 
-async def _plain(send: Send, status: int, message: str) -> None:
+async def _plain(
+    send: Send, status: int, message: str, *, allow: frozenset[str] = frozenset()
+) -> None:
     headers = [(b"content-type", b"text/plain; charset=utf-8")]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="roomkit"'))
+    if allow:
+        headers.append((b"allow", ", ".join(sorted(allow)).encode("latin-1")))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": message.encode()})
