@@ -12,6 +12,7 @@ from desk_server import DeskServer
 from playwright.sync_api import Route, expect
 
 from roomkit.desk.demo import DEMO_PERSON
+from roomkit.models.history import Delivered
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools import approvals
 
@@ -33,6 +34,33 @@ def test_the_card_shows_the_tool_its_description_arguments_and_history(
     digest = held.request().arguments_digest
     assert digest is not None
     expect(created).to_contain_text(f"digest {digest[:12]}")
+
+
+def test_the_history_shows_a_delivery_the_framework_refused_and_why(
+    desk: DeskServer, room: str, open_page: OpenPage
+) -> None:
+    """A ``delivered`` entry the framework refused reads "refused: <reason>", the reason
+    as text, never as markup; one it took reads as before."""
+    pending_id = hold(desk, room)
+    why = "the workflow ended (terminated) <img src=x onerror=__xss()> before it took it"
+    for entry in (
+        Delivered(surface="temporal", accepted=False, refused=why),
+        Delivered(surface="temporal", accepted=True),
+    ):
+        desk.run(desk.demo.handler.record(pending_id, entry))
+    opened = open_page(desk.link(room))
+    page = opened.page
+    wait_live(page)
+    approval = card(page, "approval")
+    approval.locator(".history summary").click()
+    delivered = approval.locator(".history-list li[data-type=delivered]")
+    expect(delivered).to_have_count(2)
+    expect(delivered.first.locator("span")).to_have_text(
+        f"delivered · via temporal · refused: {why}"
+    )
+    expect(delivered.last.locator("span")).to_have_text("delivered · via temporal")
+    expect(delivered.locator("img")).to_have_count(0)
+    assert opened.xss_calls() == 0
 
 
 def test_the_card_offers_its_decisions_once_its_history_is_in(

@@ -11,7 +11,8 @@
  * whoever is on call (the view's `deciding`) decides like an approver.
  * A quorum approval shows how far it has come ("1 of 2 approvals — waiting for bob, carol");
  * each listed approver votes (no Answer instead), and the card is drawn again at every vote.
- * Under it, the request's history: who did what, when, through which surface. The history
+ * Under it, the request's history: who did what, when, through which surface (and, for an
+ * outcome handed to the framework that asked, whether it refused it, and why). The history
  * also brings the tool's description and the marks on edited values, drawn above the
  * buttons; the buttons show once it is read, so that nothing moves under a press.
  *
@@ -304,6 +305,10 @@ function entryLine(entry, schema) {
   if (Array.isArray(entry.approvers)) parts.push('approvers: ' + entry.approvers.map(text).join(', '));
   if (entry.type === 'executed') parts.push(entry.ran ? 'ran' : 'did not run');
   if (entry.type === 'policy_decided') parts.push(entry.enforced === false ? 'shadow, not acted on' : 'automatic');
+  // The framework that asked refused the outcome handed to it (a workflow that had ended).
+  if (entry.type === 'delivered' && (entry.accepted === false || entry.refused)) {
+    parts.push(entry.refused ? 'refused: ' + text(entry.refused) : 'refused');
+  }
   if (typeof entry.digest === 'string') parts.push('digest ' + entry.digest.slice(0, DIGEST_SHOWN));
   return parts.join(' · ');
 }
