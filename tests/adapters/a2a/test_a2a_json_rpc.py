@@ -148,6 +148,21 @@ async def test_a_body_nested_too_deep_is_a_parse_error() -> None:
     assert world.provider.calls == []
 
 
+async def test_a_refused_body_names_no_id() -> None:
+    """An admitted caller's body refused for its size or as no JSON: checked before the SDK
+    parses it, so its JSON-RPC error names no id, as the how-to's table has it."""
+    world = World([AIResponse(content="Never.")])
+    async with raw(world, issue_token(SECRET, "alice")) as http:
+        too_big = await http.post("/rpc", json={**SEND, "params": {"x": "x" * 300_000}})
+        garbage = await http.post("/rpc", content=b"{not json", headers=HEADERS)
+    errors = [
+        (r.status_code, rpc_error(r)["id"], rpc_error(r)["error"]["code"])
+        for r in (too_big, garbage)
+    ]
+    assert errors == [(200, None, -32600), (200, None, -32700)]
+    assert world.provider.calls == []
+
+
 async def test_an_admitted_caller_is_served_over_json_rpc() -> None:
     world = World([ask(), AIResponse(content="Blue it is.")])
     async with world.http() as http:
