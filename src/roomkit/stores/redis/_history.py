@@ -144,12 +144,7 @@ return tonumber(ARGV[1])
 )
 """Appends entries to a chain; run once per token (:mod:`~roomkit.stores.redis._once`)."""
 
-APPEND_AT = once(
-    HEAD_MOVED
-    + """
--- KEYS: the request's record, history list, signed head, heads to checkpoint
--- ARGV: format, the length the caller read (-1 to learn it), the signed head, the entry's
---       text (linked to the head it read)
+_APPEND_AT = """
 local cur = redis.call('HMGET', KEYS[1], 'format', 'status')
 if cur[1] ~= ARGV[1] or cur[2] ~= 'pending' then
   return 0
@@ -160,8 +155,19 @@ if moved then
 end
 redis.call('RPUSH', KEYS[2], ARGV[4])
 anchor(KEYS[3], KEYS[4], ARGV[3])
-return 1
 """
+"""The guarded append both scripts below make: nothing unless the request is pending and its
+chain as long as the caller read it (returning 0, or the length it has)."""
+
+APPEND_AT = once(
+    HEAD_MOVED
+    + """
+-- KEYS: the request's record, history list, signed head, heads to checkpoint
+-- ARGV: format, the length the caller read (-1 to learn it), the signed head, the entry's
+--       text (linked to the head it read)
+"""
+    + _APPEND_AT
+    + "return 1\n"
 )
 """Appends an entry to a pending request's chain only while the chain is as long as the
 caller read it; run once per token. An open request's history never expires."""
@@ -172,16 +178,9 @@ APPEND_AT_NOTICED = once(
     + """
 -- KEYS: as APPEND_AT, then the outbox's keys (as ADD_ITEMS takes them)
 -- ARGV: as APPEND_AT, then the suffix of an ending's id and the notices' arguments
-local cur = redis.call('HMGET', KEYS[1], 'format', 'status')
-if cur[1] ~= ARGV[1] or cur[2] ~= 'pending' then
-  return 0
-end
-local moved = head_moved(KEYS[2], tonumber(ARGV[2]))
-if moved then
-  return moved
-end
-redis.call('RPUSH', KEYS[2], ARGV[4])
-anchor(KEYS[3], KEYS[4], ARGV[3])
+"""
+    + _APPEND_AT
+    + """
 add_items(5, ARGV[5], 6)
 return 1
 """
