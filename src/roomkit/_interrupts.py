@@ -75,38 +75,31 @@ class Interrupts:
 
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
-        """Handle Ctrl-C for the current task while the block runs (in the main thread)."""
+        """Handle Ctrl-C and SIGTERM for the current task while the block runs (in the main
+        thread)."""
         task = asyncio.current_task()
         if task is None or threading.current_thread() is not threading.main_thread():
             yield
             return
         loop = asyncio.get_running_loop()
 
-        def interrupt() -> None:
+        def stop(signum: signal.Signals) -> None:
             if self.server is not None:
-                self.server.handle_exit(signal.SIGINT, None)
+                self.server.handle_exit(signum, None)
             elif self._stop is not None:
                 self._stop()
             elif self._serving:
                 task.cancel()
-            else:
+            elif signum is signal.SIGINT:
                 self._cancelled = True
-                task.cancel()
-
-        def terminate() -> None:
-            if self.server is not None:
-                self.server.handle_exit(signal.SIGTERM, None)
-            elif self._stop is not None:
-                self._stop()
-            elif self._serving:
                 task.cancel()
             else:
                 # Before it serves, SIGTERM ends the command as the signal's default does.
-                loop.remove_signal_handler(signal.SIGTERM)
-                os.kill(os.getpid(), signal.SIGTERM)
+                loop.remove_signal_handler(signum)
+                os.kill(os.getpid(), signum)
 
-        loop.add_signal_handler(signal.SIGINT, interrupt)
-        loop.add_signal_handler(signal.SIGTERM, terminate)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop, signum)
         try:
             yield
         finally:

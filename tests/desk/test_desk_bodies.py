@@ -7,7 +7,7 @@ with a body and without a row here fails the test, so that no body reaches a par
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -16,6 +16,7 @@ from desk_harness import SECRET, World, bearer
 from fastapi import FastAPI
 from tests.notify.slack_api import SIGNING_SECRET
 from tests.servers.slack_clicks import signed
+from tests.streamed_body import StreamedBody
 
 from roomkit.bodies import BODY_METHODS
 from roomkit.desk import DeskLimits, issue_sign_in_link
@@ -157,25 +158,20 @@ async def test_a_caller_without_a_valid_token_is_refused_before_the_body_is_pars
 async def test_a_caller_without_a_valid_token_is_refused_without_the_body_being_read() -> None:
     """A body far over every cap, streamed: not one chunk of it is taken before the 401."""
     world, pending_id = await desk_with_every_surface()
-    taken: list[int] = []
-
-    async def huge() -> AsyncIterator[bytes]:
-        for index in range(64):
-            taken.append(index)
-            yield b"[" * (64 * 1024)
+    body = StreamedBody()
 
     headers = {"content-type": "application/json", "authorization": "Bearer not-a-token"}
     async with world.client() as client:
         for (method, _), path in gated(pending_id).items():
-            reply = await client.request(method, path, content=huge(), headers=headers)
+            reply = await client.request(method, path, content=body.chunks(), headers=headers)
             assert reply.status_code == 401, (path, reply.text)
-            assert taken == [], path
+            assert body.taken == [], path
         # With a valid token the same body is read, up to the cap, and refused for its size.
         headers["authorization"] = bearer("alice")["Authorization"]
         path = f"/api/requests/{pending_id}/reject"
-        reply = await client.post(path, content=huge(), headers=headers)
+        reply = await client.post(path, content=body.chunks(), headers=headers)
     assert reply.status_code == 413
-    assert taken
+    assert body.taken
 
 
 async def test_a_caller_past_the_rate_limit_is_refused_before_the_body_is_parsed() -> None:
@@ -196,12 +192,7 @@ async def test_a_caller_past_the_rate_limit_is_refused_before_the_body_is_parsed
 async def test_a_method_a_route_does_not_take_is_a_405_without_the_body_being_read() -> None:
     """``POST /api/me`` (and every such pair) is refused for its method, its body unread."""
     world, _ = await desk_with_every_surface()
-    taken: list[int] = []
-
-    async def huge() -> AsyncIterator[bytes]:
-        for index in range(64):
-            taken.append(index)
-            yield b"[" * (64 * 1024)
+    body = StreamedBody()
 
     routes = [route for route in routes_of(world.app) if getattr(route, "methods", None)]
     taking: dict[str, set[str]] = {}
@@ -215,9 +206,9 @@ async def test_a_method_a_route_does_not_take_is_a_405_without_the_body_being_re
                 continue
             for method in sorted(BODY_METHODS - methods):
                 sent = path.replace("{", "").replace("}", "")
-                reply = await client.request(method, sent, content=huge(), headers=headers)
+                reply = await client.request(method, sent, content=body.chunks(), headers=headers)
                 assert reply.status_code == 405, (method, path, reply.text)
                 assert reply.headers["cache-control"] == "no-store", (method, path)
-                assert taken == [], (method, path)
+                assert body.taken == [], (method, path)
                 tried += 1
     assert tried > 20

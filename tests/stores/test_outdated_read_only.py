@@ -6,29 +6,21 @@ migrated; Redis keeps no schema, and its keys are read as they are."""
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
 import psycopg
 import pytest
 from redis import Redis
-from tests.postgres_server import PASSWORD, PostgresServer
+from tests.postgres_server import PASSWORD
+from tests.stores.read_only import READ_ONLY_COMMANDS
 
 from roomkit import HumanInputHandler
 from roomkit.cli import main
 from roomkit.core.exceptions import StoreFormatError, StoreOutdatedError
 from roomkit.stores import close_stores, open_url
 from roomkit.stores.sqlite import SQLiteStore
-
-COMMANDS = [
-    ["audit", "verify"],
-    ["audit", "export"],
-    ["audit", "checkpoint"],
-    ["grants", "list"],
-]
 
 
 @pytest.fixture(autouse=True)
@@ -106,7 +98,7 @@ def _earlier_sqlite_file(folder: Path, kind: str) -> Path:
 
 
 @pytest.mark.parametrize("kind", sorted(EARLIER_FILES))
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", READ_ONLY_COMMANDS)
 def test_an_earlier_sqlite_file_is_refused_and_left_byte_for_byte(
     kind: str, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -120,7 +112,7 @@ def test_an_earlier_sqlite_file_is_refused_and_left_byte_for_byte(
     assert _files(folder) == before
 
 
-@pytest.mark.parametrize("command", [c for c in COMMANDS if c[1] != "checkpoint"])
+@pytest.mark.parametrize("command", [c for c in READ_ONLY_COMMANDS if c[1] != "checkpoint"])
 def test_an_earlier_sqlite_file_whose_indexes_alone_differ_reads_as_it_is(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -165,17 +157,6 @@ def test_an_earlier_sqlite_file_raises_outdated_then_reads_once_upgraded(
 # -- PostgreSQL -----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def database(postgres_server: PostgresServer) -> Iterator[str]:
-    """The DSN of a new, empty database of the session's server."""
-    name = f"earlier{os.urandom(4).hex()}"
-    with psycopg.connect(postgres_server.dsn, autocommit=True) as db:
-        db.execute(f'CREATE DATABASE "{name}"')
-    yield postgres_server.dsn_for(name)
-    with psycopg.connect(postgres_server.dsn, autocommit=True) as db:
-        db.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
 def _postgres_state(dsn: str) -> list[object]:
     """Every table's columns and rows, every index and the version rows, as read."""
     with psycopg.connect(dsn) as db:
@@ -195,7 +176,7 @@ def _postgres_state(dsn: str) -> list[object]:
     return state
 
 
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", READ_ONLY_COMMANDS)
 def test_earlier_postgres_tables_are_refused_and_not_migrated(
     command: list[str], database: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

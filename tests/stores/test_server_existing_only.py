@@ -5,40 +5,21 @@ create nothing there, not a table, not a key; on one that holds the store they w
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Iterator
 
 import psycopg
 import pytest
 from redis import Redis
-from tests.postgres_server import PASSWORD, PostgresServer
+from tests.postgres_server import PASSWORD
+from tests.stores.read_only import READ_ONLY_COMMANDS
 
 from roomkit.cli import main
 from roomkit.core.exceptions import StoreNotFoundError
 from roomkit.stores import close_stores, open_url
 
-COMMANDS = [
-    ["audit", "verify"],
-    ["audit", "export"],
-    ["audit", "checkpoint"],
-    ["grants", "list"],
-]
-
 
 @pytest.fixture(autouse=True)
 def audit_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", "a-key-long-enough-to-sign-with")
-
-
-@pytest.fixture
-def database(postgres_server: PostgresServer) -> Iterator[str]:
-    """The DSN of a new, empty database of the session's server."""
-    name = f"bare{os.urandom(4).hex()}"
-    with psycopg.connect(postgres_server.dsn, autocommit=True) as db:
-        db.execute(f'CREATE DATABASE "{name}"')
-    yield postgres_server.dsn_for(name)
-    with psycopg.connect(postgres_server.dsn, autocommit=True) as db:
-        db.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def _tables(dsn: str) -> list[tuple[str, str]]:
@@ -59,7 +40,7 @@ def _keys(url: str) -> tuple[int, list[bytes]]:
 
 
 @pytest.mark.parametrize("kind", ["empty", "foreign"])
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", READ_ONLY_COMMANDS)
 def test_postgres_without_the_store_is_refused_and_left_as_it_was(
     kind: str, command: list[str], database: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -78,7 +59,7 @@ def test_postgres_without_the_store_is_refused_and_left_as_it_was(
 
 
 @pytest.mark.parametrize("kind", ["empty", "foreign"])
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", READ_ONLY_COMMANDS)
 def test_redis_without_the_store_is_refused_and_left_as_it_was(
     kind: str, command: list[str], redis_database: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,7 +3,6 @@ which the SDK's own JSON-RPC client reads; the REST routes and the card keep the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -12,6 +11,7 @@ from a2a.client.errors import A2AClientError
 from a2a.types import TaskState
 from a2a.utils.errors import InvalidRequestError
 from a2a_world import BASE, SECRET, World, ask
+from tests.streamed_body import StreamedBody
 
 from roomkit.auth.gate import MISSING
 from roomkit.desk.auth import token_entry
@@ -98,18 +98,13 @@ async def test_a_refused_caller_is_answered_without_its_body_being_read(path: st
     """A body far over the cap, streamed with a bad token, on the JSON-RPC route and a REST
     one: not one chunk of it is taken before the 401."""
     world = World([AIResponse(content="Never.")])
-    taken: list[int] = []
-
-    async def huge() -> AsyncIterator[bytes]:
-        for index in range(64):
-            taken.append(index)
-            yield b"[" * (64 * 1024)
+    body = StreamedBody()
 
     headers = {"content-type": "application/json"}
     async with raw(world, "not-a-token") as http:
-        response = await http.post(path, content=huge(), headers=headers)
+        response = await http.post(path, content=body.chunks(), headers=headers)
     assert response.status_code == 401
-    assert taken == []
+    assert body.taken == []
     assert world.provider.calls == []
 
 
@@ -211,16 +206,11 @@ async def test_a_method_a_route_does_not_take_is_a_405_without_the_body_being_re
     JSON-RPC route or a REST one: a 405 naming every method the path takes, and not one
     chunk of the body taken."""
     world = World([AIResponse(content="Never.")])
-    taken: list[int] = []
-
-    async def huge() -> AsyncIterator[bytes]:
-        for index in range(64):
-            taken.append(index)
-            yield b"[" * (64 * 1024)
+    body = StreamedBody()
 
     headers = {"content-type": "application/json"}
     async with raw(world, issue_token(SECRET, "alice")) as http:
-        response = await http.request(method, path, content=huge(), headers=headers)
-    assert (response.status_code, taken) == (405, []), response.text
+        response = await http.request(method, path, content=body.chunks(), headers=headers)
+    assert (response.status_code, body.taken) == (405, []), response.text
     assert response.headers["allow"] == allow
     assert world.provider.calls == []

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from agui_front import SECRET, Front, ask, bearer
 from fastapi import FastAPI
+from tests.streamed_body import StreamedBody
 
 from roomkit.adapters.agui import agui_router
 
@@ -32,22 +31,17 @@ async def test_a_caller_without_a_valid_token_is_refused_without_the_body_being_
     front: Front,
 ) -> None:
     """A body far over the cap, streamed: not one chunk of it is taken before the 401."""
-    taken: list[int] = []
-
-    async def huge() -> AsyncIterator[bytes]:
-        for index in range(64):
-            taken.append(index)
-            yield b"[" * (64 * 1024)
+    body = StreamedBody()
 
     headers = {"content-type": "application/json", "authorization": "Bearer not-a-token"}
     async with front.client() as client:
-        refused = await client.post("/agui", content=huge(), headers=headers)
-        assert (refused.status_code, taken) == (401, [])
+        refused = await client.post("/agui", content=body.chunks(), headers=headers)
+        assert (refused.status_code, body.taken) == (401, [])
         # With a valid token the same body is read, up to the cap, and refused for its size.
         headers["authorization"] = bearer("alice")["Authorization"]
-        too_big = await client.post("/agui", content=huge(), headers=headers)
+        too_big = await client.post("/agui", content=body.chunks(), headers=headers)
     assert too_big.status_code == 413
-    assert taken
+    assert body.taken
 
 
 async def test_a_caller_past_the_rate_limit_is_refused_before_the_body_is_parsed() -> None:
@@ -76,14 +70,9 @@ async def test_a_method_a_route_does_not_take_is_a_405_without_the_body_being_re
     front: Front, method: str, path: str
 ) -> None:
     """A body sent with a method the route does not take is not read: 405, not a 400."""
-    taken: list[int] = []
-
-    async def huge() -> AsyncIterator[bytes]:
-        for index in range(64):
-            taken.append(index)
-            yield b"[" * (64 * 1024)
+    body = StreamedBody()
 
     headers = {"content-type": "application/json"}
     async with front.client() as client:
-        reply = await client.request(method, path, content=huge(), headers=headers)
-    assert (reply.status_code, taken) == (405, []), reply.text
+        reply = await client.request(method, path, content=body.chunks(), headers=headers)
+    assert (reply.status_code, body.taken) == (405, []), reply.text
