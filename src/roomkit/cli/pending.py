@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -366,39 +367,40 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing_.add_argument("--room", help="only this room's")
     listing_.add_argument("--json", action="store_true", help="print the requests as JSON")
     listing_.set_defaults(run=listing, id=None)
-    show_ = actions.add_parser(
-        "show", parents=[client], help="a question, its options, and how to answer it"
-    )
-    show_.add_argument("id", help="the request's id (from `roomkit pending list`)")
-    show_.set_defaults(run=show)
-    answer_ = actions.add_parser("answer", parents=[client, shown], help="answer a question")
-    answer_.add_argument("id", help="the request's id (from `roomkit pending list`)")
+
+    def on_one(
+        name: str,
+        run: Callable[[argparse.Namespace], int],
+        about: str,
+        *,
+        whose: str = "request",
+        decides: bool = True,
+    ) -> argparse.ArgumentParser:
+        """The subcommand ``name``, on the request its first argument names."""
+        action = actions.add_parser(
+            name, parents=[client, shown] if decides else [client], help=about
+        )
+        action.add_argument("id", help=f"the {whose}'s id (from `roomkit pending list`)")
+        action.set_defaults(run=run)
+        return action
+
+    on_one("show", show, "a question, its options, and how to answer it", decides=False)
+    answer_ = on_one("answer", answer, "answer a question")
     answer_.add_argument(
         "answer",
         help="the answer: text; an option's label or number; a JSON list for several options "
         "or a list of questions (`roomkit pending show ID` shows an example)",
     )
-    answer_.set_defaults(run=answer)
-    reject_ = actions.add_parser("reject", parents=[client, shown], help="refuse a question")
-    reject_.add_argument("id", help="the request's id (from `roomkit pending list`)")
+    reject_ = on_one("reject", reject, "refuse a question")
     reject_.add_argument("--reason", default="", help="what the agent reads")
-    reject_.set_defaults(run=reject)
-    decide = actions.add_parser("approve", parents=[client, shown], help="approve a held tool call")
-    decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
-    decide.set_defaults(run=approve)
-    decide = actions.add_parser(
-        "edit", parents=[client, shown], help="approve a held tool call with other arguments"
-    )
-    decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
-    decide.add_argument(
+    on_one("approve", approve, "approve a held tool call", whose="approval")
+    edit_ = on_one("edit", edit, "approve a held tool call with other arguments", whose="approval")
+    edit_.add_argument(
         "arguments",
         help="every argument, as one JSON object; - reads it from standard input (for "
         "arguments longer than a command line takes)",
     )
-    decide.set_defaults(run=edit)
-    decide = actions.add_parser(
-        "respond", parents=[client, shown], help="answer in a held tool's place (it does not run)"
+    respond_ = on_one(
+        "respond", respond, "answer in a held tool's place (it does not run)", whose="approval"
     )
-    decide.add_argument("id", help="the approval's id (from `roomkit pending list`)")
-    decide.add_argument("result", help="what the agent reads instead of the tool's result")
-    decide.set_defaults(run=respond)
+    respond_.add_argument("result", help="what the agent reads instead of the tool's result")
