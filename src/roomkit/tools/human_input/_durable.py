@@ -19,10 +19,11 @@ register on the shared task themselves); the figures of :attr:`DurableWaits.park
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from functools import partial
 
-from roomkit.core.exceptions import HandlerClosedError, UnknownRequestError
+from roomkit.core.exceptions import HandlerClosedError, StoreError, UnknownRequestError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores.base import DurableStore, PendingChange, PendingChangeKind
 from roomkit.tools.human_input._announce import emit, listen_to
@@ -38,6 +39,8 @@ from roomkit.tools.human_input._withdrawing import (
 )
 
 __all__ = ["DurableWaits"]
+
+logger = logging.getLogger("roomkit.tools.human_input")
 
 _PENDING = PendingInputStatus.PENDING
 
@@ -129,6 +132,35 @@ class DurableWaits:
                 watch.fail(HandlerClosedError(HANDLER_CLOSED))
         if channel_id is None:
             self.stop()
+
+    async def forget_settled(self) -> None:
+        """Forget the requests created here that no wait is on and that have settled, or
+        left the store, since: a wait that comes for one of them reads it.
+
+        Run when the requests held here have doubled since the last time
+        (:meth:`~roomkit.tools.human_input._durable_local.LocalRequests.review_due`): a
+        process that creates requests no wait collects (detached ones, or approvals whose
+        answers reach a workflow) holds only those still open. A store error leaves them
+        held until the next time; it is logged, and raises nothing.
+        """
+        mine = self.mine
+        unwaited = [pending_id for pending_id in mine.records if pending_id not in self._waiters]
+        mine.reviewed()
+        try:
+            stored = await self.store.fetch_many(unwaited)
+        except StoreError as error:
+            logger.warning(
+                "Could not look up the %d requests created here that no wait is on (%s); "
+                "they stay held until the next look",
+                len(unwaited),
+                error,
+            )
+            return
+        still_open = {record.pending_id for record in stored if record.status is _PENDING}
+        for pending_id in unwaited:
+            if pending_id not in still_open and pending_id not in self._waiters:
+                mine.drop(pending_id)
+        mine.reviewed()
 
     # -- waiting -----------------------------------------------------------------------------
 

@@ -96,12 +96,13 @@ class DurableEngine:
         (unless ``announce`` is false: nobody is to be asked);
         ``history`` starts its history in the insert's own write when it is created
         (``None``: a question's ``created`` entry)."""
-        store = self.store
+        store, waits = self.store, self._waits
+        if waits.mine.review_due():  # before the insert: a cut here has created nothing
+            await waits.forget_settled()
         if history is None:
             history = (asked_entry(request),)
         if timeout is not None:
             request.deadline = store.clock() + timeout
-        waits = self._waits
         looks = waits.sweeper.looks_before_insert()
         if looking_for_grants() and inserts_ungranted(store):
             inserted = await cast(InsertsUngranted, store).insert_ungranted(
@@ -130,10 +131,11 @@ class DurableEngine:
         its use counted in the insert's own write (the store's
         :class:`~roomkit.stores.grants.InsertsGranted`), or re-attach to the request its key
         names (no use spent); ``None`` when the grant covers nothing now."""
-        store = self.store
+        store, waits = self.store, self._waits
+        if waits.mine.review_due():  # before the insert: a cut here has created nothing
+            await waits.forget_settled()
         if timeout is not None:
             request.deadline = store.clock() + timeout
-        waits = self._waits
         looks = waits.sweeper.looks_before_insert()
         inserting = cast(InsertsGranted, store)
         inserted = await inserting.insert_granted(request, grant_id, history=history)

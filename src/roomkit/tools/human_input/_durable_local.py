@@ -12,6 +12,12 @@ A request whose channel (or handler) closes before a wait collects it leaves
 won: a wait begun afterwards knows its channel without a read, so it ends as a wait on a
 closed channel does even while the store is away, rather than riding the outage out to
 learn the channel from the store.
+
+A request no wait ever collects (a detached one, or an approval whose answer is carried
+elsewhere, as a workflow's or a durable adapter's) is not held for the process's life: when
+the requests held have doubled since the last look (:meth:`LocalRequests.review_due`), those
+no wait is on are looked up in the store, and the ones that settled or left it are
+forgotten (their waits, if any come, read them).
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ from roomkit.models.pending_input import PendingInput, copy_request
 
 __all__ = ["LocalRequests"]
 
+REVIEWED_AT = 256
+"""Requests held here at which those no wait is on are first looked up in the store; the
+next look comes when the requests held have doubled again."""
 CLOSED_KEPT = 16_384
 """How many requests closed here before a wait collected them are remembered (the latest):
 a wait on an older one reads its channel from the store."""
@@ -28,7 +37,7 @@ a wait on an older one reads its channel from the store."""
 class LocalRequests:
     """Requests created here, by id, with what a first wait on each knows without a read."""
 
-    __slots__ = ("_closed", "_early", "_fresh", "records")
+    __slots__ = ("_closed", "_early", "_fresh", "_review_at", "records")
 
     def __init__(self) -> None:
         self.records: dict[str, PendingInput] = {}
@@ -36,6 +45,7 @@ class LocalRequests:
         self._fresh: dict[str, int] = {}
         self._early: dict[str, PendingInput] = {}
         self._closed: dict[str, PendingInput] = {}
+        self._review_at = REVIEWED_AT
 
     def hold(self, record: PendingInput, looks: int | None) -> None:
         """Keep ``record``, as its insert returned it; ``looks``: the looks begun before the
@@ -46,6 +56,15 @@ class LocalRequests:
             self._fresh.pop(pending_id, None)
         else:
             self._fresh[pending_id] = looks
+
+    def review_due(self) -> bool:
+        """Whether the requests held have doubled since the last look (or reached
+        :data:`REVIEWED_AT`): those no wait is on are to be looked up in the store."""
+        return len(self.records) >= self._review_at
+
+    def reviewed(self) -> None:
+        """A look began: the next is due once the requests held now have doubled."""
+        self._review_at = max(REVIEWED_AT, 2 * len(self.records))
 
     def keep_settled(self, record: PendingInput) -> None:
         """A settle of a request created here, before any wait on it: kept for its wait."""

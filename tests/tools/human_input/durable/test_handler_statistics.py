@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+from tests.servers.stores import DURABLE
 from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit.models.pending_input import PendingInputEvent
+from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HandlerStatistics, HumanInputHandler
 
 
@@ -71,3 +74,30 @@ async def test_a_running_notification_counts_until_it_returns() -> None:
     leave.set()
     await handler.close()  # waits for the notification to return
     assert handler.statistics() == HandlerStatistics(0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("store_kind", DURABLE, indirect=True)
+async def test_answered_requests_no_wait_collects_are_not_held_for_ever(
+    make_handler: HandlerFactory,
+) -> None:
+    """A process that creates requests and never waits on them (a workflow's activities,
+    a durable adapter's ``start()``) holds those still open, and not every answered one:
+    whether answered here or by another process, they go at the next look at the store."""
+    asker, desk = make_handler(), make_handler()
+    still_open, answered = [], []
+    for n in range(600):
+        request = await asker.create_approval("pay", {"n": n}, approvers=("alice",))
+        answered.append(request.pending_id)
+        if n % 100 == 0:
+            still_open.append(request.pending_id)
+        else:
+            answerer = asker if n % 2 else desk
+            assert await answerer.aresolve(request.pending_id, approve(), by="alice")
+
+    held = asker.statistics().active_requests
+    assert len(still_open) <= held < 300, held
+    assert set(still_open) <= set(asker.pending)
+    # One forgotten here is read from the store by the wait that comes for it.
+    for pending_id in (answered[1], answered[2]):  # answered here, and by the other process
+        settled = await asker.wait_settled(pending_id, timeout=None)
+        assert settled.settled_by == "alice"
