@@ -163,13 +163,17 @@ def settled_entry(
     actor: str | None = None,
     surface: str | None = None,
     withdrawn: bool = False,
+    reason: str | None = None,
 ) -> dict[str, Any]:
     """The ``settled`` entry of an outcome: its ``status`` (``resolved``, ``rejected``,
     ``timed_out``), who settled it and through which surface; ``withdrawn`` when the
-    handler gave the request up rather than a person rejecting it."""
+    handler gave the request up rather than a person rejecting it, and ``reason`` why, when
+    the caller said."""
     entry = new_entry("settled", actor=actor, surface=surface, status=status)
     if withdrawn:
         entry["withdrawn"] = True
+    if reason is not None:
+        entry["reason"] = reason
     return entry
 
 

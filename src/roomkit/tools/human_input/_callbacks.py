@@ -1,4 +1,5 @@
-"""The handler's notification callbacks: the default one, and one per channel id.
+"""The handler's callbacks: the notification callbacks (the default one, and one per
+channel id), and the checks an answer passes before it settles a request.
 
 Upstream RoomKit 0.109's code and tests assign ``handler._on_input_required``; that name is
 the same callback as :attr:`Callbacks.on_input_required`.
@@ -6,22 +7,26 @@ the same callback as :attr:`Callbacks.on_input_required`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from roomkit.tools.human_input._announce import OnInputRequiredCallback
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._announce import Announcer
+    from roomkit.tools.human_input._answer_checks import AnswerCheck, AnswerChecks
 
 __all__ = ["Callbacks"]
 
 
 class Callbacks:
-    """The callbacks a handler's :class:`Announcer` calls when a request is created."""
+    """The callbacks a handler's :class:`Announcer` calls when a request is created, and
+    the checks its answers pass."""
 
     __slots__ = ()
 
     _announcer: Announcer
+    _answer_checks: AnswerChecks
 
     @property
     def on_input_required(self) -> OnInputRequiredCallback | None:
@@ -54,3 +59,20 @@ class Callbacks:
         return self._announcer.register(channel_id, callback)
 
     _set_on_input_required = set_on_input_required
+
+    def add_answer_check(self, check: AnswerCheck) -> Callable[[], None]:
+        """Ask ``check`` whether an answer is still wanted before one settles a request.
+
+        Before ``aresolve`` or ``areject`` settles an open request, ``await check(request)``
+        returns ``None`` while an answer is wanted, or the reason nobody will take one (an
+        integration's workflow run has ended). The request is then withdrawn with that
+        reason (``arelease(pending_id, reason=...)``: waiters raise
+        :class:`RequestWithdrawnError`, its history's ``settled`` entry names the reason)
+        and the call returns ``False``, as for any request no longer open; the desk answers
+        409. Checks run in the order added; one that raises is logged and lets the answer
+        through. Returns the undo.
+
+        Raises:
+            TypeError: ``check`` is not callable.
+        """
+        return self._answer_checks.add(check)

@@ -112,9 +112,10 @@ class DurableWaits:
 
     # -- withdrawing -------------------------------------------------------------------------
 
-    async def release(self, pending_id: str) -> bool:
-        """Withdraw the request if still unanswered; ``True`` if it exists."""
-        return await release(self, pending_id)
+    async def release(self, pending_id: str, reason: str | None = None) -> bool:
+        """Withdraw the request if still unanswered, saying ``reason``; ``True`` if it
+        exists."""
+        return await release(self, pending_id, reason)
 
     async def close(self, channel_id: str | None) -> None:
         """Withdraw the unkeyed requests created here (for ``channel_id``, or all).

@@ -182,8 +182,8 @@ class DurableEngine:
     def release(self, pending_id: str) -> bool:
         raise AsyncSettleRequiredError(_ASYNC_ONLY.format(method="release"))
 
-    async def arelease(self, pending_id: str) -> bool:
-        return await self._waits.release(pending_id)
+    async def arelease(self, pending_id: str, reason: str | None = None) -> bool:
+        return await self._waits.release(pending_id, reason)
 
     async def settle(self, settlement: Settlement) -> bool:
         """Run ``settlement``; its history goes into the request's history in the settle's

@@ -39,7 +39,7 @@ from roomkit.tools.human_input._memory_trail import (
     recorded,
     settled_record,
 )
-from roomkit.tools.human_input._withdrawing import HANDLER_CLOSED, RELEASED
+from roomkit.tools.human_input._withdrawing import HANDLER_CLOSED, RELEASED, withdrawn
 from roomkit.tools.human_input.stores import Ballot, Judgement, MemoryStore, judge, widened
 
 if TYPE_CHECKING:
@@ -326,8 +326,12 @@ class MemoryEngine(MemoryReads):
         self._withdraw(request, RELEASED)
         return True
 
-    async def arelease(self, pending_id: str) -> bool:
-        return self.release(pending_id)
+    async def arelease(self, pending_id: str, reason: str | None = None) -> bool:
+        request = self._store.get(pending_id)
+        if request is None:
+            return False
+        self._withdraw(request, RELEASED, said=reason)
+        return True
 
     async def settle(self, settlement: Settlement) -> bool:
         """Run ``settlement``; its history goes into the request's history in the same step
@@ -400,9 +404,14 @@ class MemoryEngine(MemoryReads):
         self._settled(request)
         return True
 
-    def _withdraw(self, request: PendingInput, reason: str) -> None:
+    def _withdraw(self, request: PendingInput, reason: str, said: str | None = None) -> None:
+        """Withdraw ``request`` for the caller's reason (``said``, which its history names),
+        else the handler's own ``reason``."""
+        reason = reason if said is None else said
         won = self._store.settle(request.pending_id, _REJECTED, reason=reason, withdrawn=True)
-        self._won(won, (settled_record(_REJECTED.value, withdrawn=True),))
+        self._won(
+            won, withdrawn(said) if said is not None else (settled_record(_REJECTED.value, True),)
+        )
         self._store.retire(request)
 
     def _expire(self, request: PendingInput) -> None:

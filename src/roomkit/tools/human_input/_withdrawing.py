@@ -26,6 +26,7 @@ __all__ = [
     "release",
     "timed_out",
     "withdraw_created",
+    "withdrawn",
 ]
 
 logger = logging.getLogger("roomkit.tools.human_input")
@@ -46,18 +47,24 @@ def timed_out() -> tuple[dict[str, Any], ...]:
     return (settled_entry(PendingInputStatus.TIMED_OUT.value),)
 
 
-def withdrawn() -> tuple[dict[str, Any], ...]:
-    """The history a withdrawal records (the handler gave the request up)."""
-    return (settled_entry(_REJECTED.value, withdrawn=True),)
+def withdrawn(reason: str | None = None) -> tuple[dict[str, Any], ...]:
+    """The history a withdrawal records (the handler gave the request up; ``reason`` says
+    why, when the caller said)."""
+    return (settled_entry(_REJECTED.value, withdrawn=True, reason=reason),)
 
 
-async def release(waits: DurableWaits, pending_id: str) -> bool:
-    """Withdraw the request in ``waits``' store if still unanswered; ``True`` if it exists."""
+async def release(waits: DurableWaits, pending_id: str, reason: str | None = None) -> bool:
+    """Withdraw the request in ``waits``' store if still unanswered, saying ``reason`` (by
+    default :data:`RELEASED`); ``True`` if it exists."""
     store = waits.store
     if await store.fetch(pending_id) is None:
         return False
     won = await store.settle(
-        pending_id, _REJECTED, reason=RELEASED, withdrawn=True, history=withdrawn()
+        pending_id,
+        _REJECTED,
+        reason=RELEASED if reason is None else reason,
+        withdrawn=True,
+        history=withdrawn(reason),
     )
     if won is not None:
         waits.settled(won)

@@ -32,6 +32,7 @@ from roomkit.stores.base import DurableStore, SpendLedger
 from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.outbox import KeepsOutbox
 from roomkit.tools.human_input._announce import Announcer, OnInputRequiredCallback
+from roomkit.tools.human_input._answer_checks import AnswerChecks
 from roomkit.tools.human_input._answering import answer, refuse
 from roomkit.tools.human_input._approving import Approving
 from roomkit.tools.human_input._callbacks import Callbacks
@@ -119,6 +120,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             store.outbox if isinstance(store, KeepsOutbox) else memory_outbox(memory),
         )
         self._new = RequestMaker(announcer).make
+        self._answer_checks = AnswerChecks()
         self.grants: GrantStore = store.grants if isinstance(store, KeepsGrants) else MemoryGrants()
         """The standing grants beside the requests (:mod:`roomkit.policy.grants`): the
         store's, shared by every process on it; on the memory store, this handler's own."""
@@ -368,6 +370,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         the request settles once, when a vote reaches the quorum, vetoes it or puts it out
         of reach, and ``wait()`` returns that. ``False``: ``by`` is not listed, voted on
         these arguments already, or the request is settled (nothing changed).
+        ``False`` too when a check added with :meth:`add_answer_check` says nobody will
+        take the answer (a workflow run that asked has ended): the request is withdrawn.
 
         Args:
             result: the answer; JSON text when the request has an ``answer_schema``, or
@@ -411,6 +415,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             result = answer_text(result)
         check_by(by)
         check_surface(surface)
+        if self._answer_checks and await self._answer_checks.unwanted(self, pending_id):
+            return False
         behalf = await answered_for(self, pending_id, by) if self.router is not None else None
         return await answer(
             self._engine,
@@ -450,8 +456,25 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             check_text("reason", reason)
         check_by(by)
         check_surface(surface)
+        if self._answer_checks and await self._answer_checks.unwanted(self, pending_id):
+            return False
         return await refuse(self._engine, self._decisions, pending_id, reason, by, surface, digest)
 
-    async def arelease(self, pending_id: str) -> bool:
-        """:meth:`release` for any store: withdraw the request if it is still unanswered."""
-        return await self._engine.arelease(pending_id)
+    async def arelease(self, pending_id: str, *, reason: str | None = None) -> bool:
+        """:meth:`release` for any store: withdraw the request if it is still unanswered.
+
+        Args:
+            reason: why it is withdrawn (a run that asked has ended, ...): its
+                ``reject_reason``, which the desk shows (``Withdrawn: <reason>``) and a
+                waiter's :class:`RequestWithdrawnError` carries, and the ``reason`` of its
+                history's ``settled`` entry. By default the reason is "Released before an
+                answer arrived", which the history does not repeat.
+
+        Raises:
+            TypeError: ``reason`` is neither a ``str`` nor ``None``.
+            InvalidTextError: ``reason`` is not text UTF-8 can encode (a lone surrogate).
+            StoreUnavailableError: a durable store cannot be reached.
+        """
+        if reason is not None:
+            check_text("reason", reason)
+        return await self._engine.arelease(pending_id, reason)

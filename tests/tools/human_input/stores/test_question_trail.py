@@ -65,7 +65,24 @@ async def withdrawn(handler: HumanInputHandler, expire: Callable[[], None]) -> t
     return asked.pending_id, ("rejected", None, None, True)
 
 
-SCENARIOS = [answered, rejected, timed_out, withdrawn]
+async def withdrawn_saying_why(
+    handler: HumanInputHandler, expire: Callable[[], None]
+) -> tuple[str, Any]:
+    """``arelease(reason=...)``: the request, its waiter's error and its settled entry say
+    why."""
+    asked = await handler.create("Ask", {"question": "?"})
+    waiting = asyncio.ensure_future(handler.wait(asked.pending_id, timeout=None))
+    assert await handler.arelease(asked.pending_id, reason="the run ended")
+    with pytest.raises(RequestWithdrawnError, match="the run ended"):
+        await waiting
+    request = await handler.get_request(asked.pending_id)
+    assert request is not None
+    assert request.reject_reason == "the run ended"
+    assert (await handler.history(asked.pending_id))[-1]["reason"] == "the run ended"
+    return asked.pending_id, ("rejected", None, None, True)
+
+
+SCENARIOS = [answered, rejected, timed_out, withdrawn, withdrawn_saying_why]
 
 
 async def check(handler: HumanInputHandler, scenario: Scenario, expire: Callable[[], None]) -> None:
