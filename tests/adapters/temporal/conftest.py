@@ -139,11 +139,15 @@ class World:
             **options,
         )
 
-    def notifier(self, client: Client | None = None) -> Notifier:
+    def notifier(
+        self, client: Client | None = None, *, handler: HumanInputHandler | None = None
+    ) -> Notifier:
+        """A notifier delivering to Temporal: on a handler of its own (a process of its own),
+        or on ``handler`` (the desk's, as a notifier run in the desk's process)."""
         surface = TemporalUpdates(
             client or self.client, retry=Retry(first=0.05, cap=0.5), rpc_timeout=5.0
         )
-        return Notifier(self.handler(), [surface], poll=0.2)
+        return Notifier(handler or self.handler(), [surface], poll=0.2)
 
     async def answer(self, pending_id: str, actor: str, body: dict[str, Any]) -> httpx.Response:
         """Answer on the desk's REST API as ``actor``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -104,6 +105,19 @@ class AskTwice:
         first = await ask_person("choose", {"question": "First?"}, actor="alice", room_id="room")
         second = await ask_person("choose", {"question": "Second?"}, actor="alice", room_id="room")
         return {"answers": [first, second]}
+
+
+@workflow.defn
+class AskAtOnce:
+    """Asks ``count`` questions at once; returns their answers."""
+
+    @workflow.run
+    async def run(self, count: int) -> dict[str, Any]:
+        asks = [
+            ask_person("choose", {"question": f"Which {n}?"}, actor="alice", room_id="room")
+            for n in range(count)
+        ]
+        return {"answers": list(await asyncio.gather(*asks))}
 
 
 @workflow.defn

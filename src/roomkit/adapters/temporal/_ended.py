@@ -1,4 +1,5 @@
-"""What the history of a workflow run that has ended says about one outcome.
+"""Workflow runs that have ended: what one's history says about an outcome, and the
+requests of a run that no run will take an answer to any more.
 
 An outcome's update can find the run that asked already ended, and still the run may have
 taken the outcome: by this very update, before it ended (a delivery repeated after the
@@ -7,18 +8,50 @@ expire activity returned it, or the create activity re-attached the ask to a req
 settled; the workflow then ended before the update came. The run's history tells which: an
 accepted update with the outcome's id, or one of roomkit's activities completing with this
 request's outcome, followed by a workflow task that completed (the workflow code read it).
+
+A run that ended (terminated, timed out, ...) while its requests were open, with no run in
+its place (a reset's, a retry's) that could re-attach to them, takes none of their answers:
+they are withdrawn, saying how the run ended, when an answer comes (:func:`check_run`, the
+handler's answer check) or when a delivery finds the run ended (:func:`withdraw_ended`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from roomkit.adapters.temporal._protocol import CREATE_ACTIVITY, EXPIRE_ACTIVITY, Origin
+from roomkit.adapters.temporal._protocol import (
+    CHANNEL,
+    CREATE_ACTIVITY,
+    EXPIRE_ACTIVITY,
+    Origin,
+    origin_of,
+)
+from roomkit.core.exceptions import StoreError
+from roomkit.models.pending_input import PendingInput
+from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["BY_UPDATE", "taken_by"]
+__all__ = ["BY_UPDATE", "HOW_ENDED", "check_run", "taken_by", "withdraw_ended"]
+
+logger = logging.getLogger("roomkit.adapters.temporal")
+
+HOW_ENDED = {
+    WorkflowExecutionStatus.COMPLETED: "ended (completed)",
+    WorkflowExecutionStatus.FAILED: "ended (failed)",
+    WorkflowExecutionStatus.CANCELED: "was cancelled",
+    WorkflowExecutionStatus.TERMINATED: "ended (terminated)",
+    WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued as new",
+    WorkflowExecutionStatus.TIMED_OUT: "ended (timed out)",
+}
+"""How a run that ended did, as a refusal or a withdrawal says it."""
+
+CHECK_WITHIN = 2.0
+"""Seconds an answer waits at most to learn whether its run still runs: past it the answer goes
+on, and its delivery tells (a slow Temporal never stands between a person and a request)."""
 
 BY_UPDATE = "update"
 """The run took the outcome's update."""
@@ -87,3 +120,83 @@ def _same(result: Any, outcome: dict[str, Any]) -> bool:
         and result.get("pending_id") == outcome["pending_id"]
         and result.get("status") == outcome["status"]
     )
+
+
+def unanswered(ended: str) -> str:
+    """The reason an open request of a run that ``ended`` (as :data:`HOW_ENDED` says it)
+    is withdrawn with."""
+    return f"the workflow {ended} before it was answered"
+
+
+async def run_ended(client: Client, origin: Origin) -> str | None:
+    """How the run ``origin`` ended (as :data:`HOW_ENDED` says it), when no run of its
+    chain runs now; ``None`` while it runs, or a run in its place does (a reset's or a
+    retry's, which re-attaches to its requests), or Temporal keeps no such run.
+
+    Raises:
+        RPCError: Temporal cannot be reached for now: nothing is known of the run.
+    """
+    handle = client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
+    try:
+        described = await handle.describe()
+        ended = None if described.status is None else HOW_ENDED.get(described.status)
+        if ended is None:
+            return None
+        first = described.raw_description.workflow_execution_info.first_run_id
+        latest = await client.get_workflow_handle(origin.workflow_id).describe()
+    except RPCError as error:
+        if error.status is not RPCStatusCode.NOT_FOUND:
+            raise
+        return None
+    same_chain = latest.raw_description.workflow_execution_info.first_run_id == first
+    if same_chain and latest.status is WorkflowExecutionStatus.RUNNING:
+        return None
+    return ended
+
+
+async def withdraw_run(handler: HumanInputHandler, origin: Origin, reason: str) -> None:
+    """Withdraw every open request the run ``origin`` made, with ``reason``.
+
+    Raises:
+        StoreError: the store cannot be reached for now; the rest stay open.
+    """
+    for request in await handler.list_pending(channel_id=CHANNEL):
+        made = origin_of(request)
+        if made is not None and (made.workflow_id, made.run_id) == (
+            origin.workflow_id,
+            origin.run_id,
+        ):
+            await handler.arelease(request.pending_id, reason=reason)
+
+
+async def check_run(
+    client: Client, handler: HumanInputHandler, request: PendingInput
+) -> str | None:
+    """The answer check of ``handler`` (``add_answer_check``): ``None`` while the run that
+    made ``request`` (a workflow's) may take an answer, or Temporal cannot tell for now;
+    else the reason every open request of the run is withdrawn with, as they are."""
+    origin = origin_of(request)
+    if origin is None:
+        return None
+    try:
+        async with asyncio.timeout(CHECK_WITHIN):
+            ended = await run_ended(client, origin)
+    except (RPCError, TimeoutError) as error:
+        logger.debug("whether run %s ended is unknown (%s): the answer goes on", origin, error)
+        return None
+    if ended is None:
+        return None
+    reason = unanswered(ended)
+    await withdraw_run(handler, origin, reason)
+    return reason
+
+
+async def withdraw_ended(client: Client, handler: HumanInputHandler, origin: Origin) -> None:
+    """Withdraw the open requests of the run ``origin``, which a delivery found ended, when
+    no run of its chain runs now; what cannot be learned or withdrawn for now is logged."""
+    try:
+        ended = await run_ended(client, origin)
+        if ended is not None:
+            await withdraw_run(handler, origin, unanswered(ended))
+    except (RPCError, StoreError) as error:
+        logger.warning("could not withdraw the open requests of %s: %s", origin, error)

@@ -18,6 +18,10 @@ on its own) follows every settle through the store's outbox, so an answer given 
   true, or false with what ``refused`` it), recorded once however many deliveries end
   (at most once: an entry whose append the store did not see through, which may still
   land, is left as it is, its claim spent);
+- a run that ended (terminated, timed out) with no run in its place takes no answer: the
+  surface checks the run before an answer settles a workflow's request on its handler
+  (``add_answer_check``), and withdraws every open request of the run instead, saying how
+  it ended; a delivery that finds the run ended withdraws them too;
 - a workflow that read the outcome from the store itself (its timer fired, or its ask
   re-attached to a request already settled) and ended before the update came took it all
   the same: ``accepted`` true, and ``taken_by`` says how (``"timer"``, ``"create"``); so
@@ -39,6 +43,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from temporalio.client import (
@@ -49,7 +54,13 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from roomkit.adapters.temporal._ended import BY_UPDATE, taken_by
+from roomkit.adapters.temporal._ended import (
+    BY_UPDATE,
+    HOW_ENDED,
+    check_run,
+    taken_by,
+    withdraw_ended,
+)
 from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, outcome_of
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, arguments_digest
@@ -66,16 +77,6 @@ logger = logging.getLogger("roomkit.adapters.temporal")
 _GONE = frozenset({RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION})
 """What the server says of a workflow that has ended or never existed, and of a run that
 takes no update for now (its workflow task keeps failing): the run's status tells which."""
-
-_ENDED = {
-    WorkflowExecutionStatus.COMPLETED: "ended (completed)",
-    WorkflowExecutionStatus.FAILED: "ended (failed)",
-    WorkflowExecutionStatus.CANCELED: "was cancelled",
-    WorkflowExecutionStatus.TERMINATED: "ended (terminated)",
-    WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued as new",
-    WorkflowExecutionStatus.TIMED_OUT: "ended (timed out)",
-}
-"""How a run that did not take its outcome ended, as its refusal says it."""
 
 _DELIVERED_KEEP = 7 * 86_400.0
 """Seconds the claim on a request's ``delivered`` entry is kept: past any retry of its
@@ -150,17 +151,22 @@ class TemporalUpdates:
         self.rpc_timeout = timedelta(seconds=rpc_timeout)
         self._handler: HumanInputHandler | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self._unchecked: Callable[[], None] | None = None
         self._following: set[asyncio.Task[Any]] = set()
         self._room = asyncio.Semaphore(_FOLLOWING)
         self._sends: OrderedDict[str, asyncio.Task[dict[str, Any]]] = OrderedDict()
 
     def bind_handler(self, handler: HumanInputHandler) -> None:
-        """Called by the notifier: where the ``delivered`` entries are recorded, and whose
-        change feed the surface follows to send an outcome as soon as its request settles."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
+        """Called by the notifier: where the ``delivered`` entries are recorded, whose
+        change feed the surface follows to send an outcome as soon as its request settles,
+        and whose answers to a workflow's request are checked first (``add_answer_check``):
+        a run that ended withdraws its open requests instead of taking an answer."""
+        for undo in (self._unsubscribe, self._unchecked):
+            if undo is not None:
+                undo()
         self._handler = handler
         self._unsubscribe = handler.subscribe(self._on_change)
+        self._unchecked = handler.add_answer_check(partial(check_run, self.client, handler))
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """It tells the workflow, no one in particular."""
@@ -181,6 +187,9 @@ class TemporalUpdates:
         unsubscribe, self._unsubscribe = self._unsubscribe, None
         if unsubscribe is not None:
             unsubscribe()
+        unchecked, self._unchecked = self._unchecked, None
+        if unchecked is not None:
+            unchecked()
         tasks = set(self._following)
         if tasks:
             await asyncio.wait(tasks, timeout=_GRACE)
@@ -273,6 +282,9 @@ class TemporalUpdates:
                 taken = await self._to_reset_run(origin, outcome, update_id, error.message)
             if taken is None:
                 reason = await self._why_not_taken(origin, error.message)
+                if self._handler is not None:
+                    # No one takes an answer to the run's other open requests either.
+                    await withdraw_ended(self.client, self._handler, origin)
                 await self._refused(request, origin, update_id, reason)
             if taken != BY_UPDATE:
                 # The workflow read this outcome from the store itself, then ended.
@@ -375,7 +387,7 @@ class TemporalUpdates:
             if error.status not in _GONE:
                 raise _unreachable(error) from None
             status = None
-        ended = None if status is None else _ENDED.get(status)
+        ended = None if status is None else HOW_ENDED.get(status)
         return (
             f"Temporal: {refusal}"
             if ended is None

@@ -1,0 +1,119 @@
+"""An answer to a run that ended (terminated, timed out) before anyone answered: the person
+is told at once, and every open request of the run is withdrawn, saying how it ended."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.workflows import AskAtOnce
+
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+
+SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+
+TERMINATED = "the workflow ended (terminated) before it was answered"
+TIMED_OUT = "the workflow ended (timed out) before it was answered"
+
+
+async def asking(world: World, handle: WorkflowHandle, count: int) -> list[str]:
+    """The ids of the ``count`` requests the workflow made, once it waits on every one of
+    them (each ask's timer has started)."""
+    ids = [await world.created.next() for _ in range(count)]
+    timers = 0
+    async for event in handle.fetch_history_events(wait_new_event=True):
+        timers += _timer(event)
+        if timers == count:
+            return ids
+    raise AssertionError(f"workflow {handle.id} closed before it waited on {count} asks")
+
+
+def _timer(event: HistoryEvent) -> int:
+    return int(event.HasField("timer_started_event_attributes"))
+
+
+async def withdrawn_for(world: World, pending_id: str) -> tuple[Any, ...]:
+    """How the request ended, and the reason its ``settled`` history entry gives."""
+    request = await world.desk_handler.get_request(pending_id)
+    assert isinstance(request, PendingInput)
+    [settled] = [e for e in await world.desk_handler.history(pending_id) if e["type"] == "settled"]
+    return (
+        request.status,
+        request.withdrawn,
+        request.reject_reason,
+        settled.get("withdrawn"),
+        settled.get("reason"),
+    )
+
+
+def ended(reason: str) -> tuple[Any, ...]:
+    return (PendingInputStatus.REJECTED, True, reason, True, reason)
+
+
+@SQLITE_ONLY
+async def test_an_answer_to_a_terminated_run_gets_409_and_withdraws_its_open_requests(
+    world: World,
+) -> None:
+    """The desk answers 409 as for any request that ended; the run's three requests are
+    withdrawn saying why, and a second answer gets the same 409."""
+    async with running(world.worker(AskAtOnce), world.notifier(handler=world.desk_handler)):
+        handle = await world.start(AskAtOnce, 3)
+        ids = await asking(world, handle, 3)
+        await handle.terminate("the trip was called off")
+        first = await world.answer(ids[0], "alice", {"answer": "Hotel H"})
+        again = await world.answer(ids[0], "alice", {"answer": "Hotel H"})
+        other = await world.answer(ids[1], "alice", {"answer": "Hotel I"})
+    assert (first.status_code, first.json()) == (409, {"detail": f"Withdrawn: {TERMINATED}"})
+    assert (again.status_code, again.json()) == (409, {"detail": f"Withdrawn: {TERMINATED}"})
+    assert (other.status_code, other.json()) == (409, {"detail": f"Withdrawn: {TERMINATED}"})
+    assert await world.desk_handler.list_pending() == []
+    assert [await withdrawn_for(world, pending_id) for pending_id in ids] == [ended(TERMINATED)] * 3
+
+
+@SQLITE_ONLY
+async def test_aresolve_on_a_timed_out_run_returns_false_and_withdraws_its_open_requests(
+    world: World,
+) -> None:
+    """``aresolve`` refuses the answer as for a request no longer open (``False``)."""
+    async with running(world.worker(AskAtOnce), world.notifier(handler=world.desk_handler)):
+        handle = await world.client.start_workflow(
+            AskAtOnce,
+            2,
+            id=f"wf-{uuid.uuid4().hex[:8]}",
+            task_queue=world.task_queue,
+            execution_timeout=timedelta(seconds=2),
+        )
+        ids = await asking(world, handle, 2)
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        answered = await world.desk_handler.aresolve(ids[1], "too late", by="alice")
+        again = await world.desk_handler.aresolve(ids[1], "too late", by="alice")
+    assert (answered, again) == (False, False)
+    assert await world.desk_handler.list_pending() == []
+    assert [await withdrawn_for(world, pending_id) for pending_id in ids] == [ended(TIMED_OUT)] * 2
+
+
+@SQLITE_ONLY
+async def test_a_delivery_that_finds_the_run_terminated_withdraws_its_other_requests(
+    world: World,
+) -> None:
+    """An answer given where no one checks the run (a process without the surface) is
+    refused by the delivery, which withdraws the run's requests still open."""
+    async with running(world.worker(AskAtOnce), notifier := world.notifier()):
+        handle = await world.start(AskAtOnce, 2)
+        ids = await asking(world, handle, 2)
+        await handle.terminate("the trip was called off")
+        assert await world.worker_handler.aresolve(ids[0], "Hotel H", by="alice")
+        await notifier.wait_idle()
+    [delivered] = [e for e in await world.desk_handler.history(ids[0]) if e["type"] == "delivered"]
+    assert (delivered["accepted"], delivered["refused"]) == (
+        False,
+        "the workflow ended (terminated) before it took the answer",
+    )
+    assert await world.desk_handler.list_pending() == []
+    assert await withdrawn_for(world, ids[1]) == ended(TERMINATED)
