@@ -1,26 +1,32 @@
 """A server process of the AG-UI or A2A door on a durable store, for the tests that kill it
-while its turn waits on a question (:func:`killed_after_asking` runs it).
+while its turn waits on a question (:func:`killed_after_asking` runs it), and for those
+whose turn fails in it once answered from another process (:func:`asking_peer`).
 
-    python door_peer.py KIND WHERE DOOR FOLDER
+    python door_peer.py KIND WHERE DOOR FOLDER [fragile]
 
 ``KIND WHERE`` name the deployment's stores as :class:`tests.core.room_stores.Place` does;
 ``DOOR`` is ``agui`` or ``a2a``; ``FOLDER`` holds the A2A tasks. The caller ``alice`` sends
 "Paint it" (thread ``t1``, context ``ctx-1``) and the turn asks a question; the process
 prints one JSON line (the AG-UI interrupt's id and the messages the front end holds, or the
-A2A task's id), then waits until killed.
+A2A task's id), then waits until killed. With ``fragile``, the agent's model is
+:class:`tests.adapters.fragile_model.Fragile`: the caller sends "Ask", and the turn fails
+once its question is answered.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.adapters.fragile_model import Fragile
 from tests.core.room_stores import Place
 from tests.servers.redis_server import RedisServer
 from tests.servers.stores import fresh_prefix
@@ -42,8 +48,20 @@ def durable_place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
 async def killed_after_asking(place: Place, door: str, folder: Path) -> dict[str, Any]:
     """Run ``door``'s server in a process of its own until its turn asks, then kill it
     (SIGKILL); what it said before it died."""
+    async with asking_peer(place, door, folder) as said:
+        return said
+
+
+@contextlib.asynccontextmanager
+async def asking_peer(
+    place: Place, door: str, folder: Path, *, fragile: bool = False
+) -> AsyncIterator[dict[str, Any]]:
+    """Run ``door``'s server in a process of its own until its turn asks; what it said,
+    while it runs on (killed, SIGKILL, when the block ends). With ``fragile``, its turn
+    fails once its question is answered."""
     paths = [str(HERE / "agui"), str(HERE / "a2a"), *sys.path]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    mode = ["fragile"] if fragile else []
     peer = await asyncio.create_subprocess_exec(
         sys.executable,
         __file__,
@@ -51,6 +69,7 @@ async def killed_after_asking(place: Place, door: str, folder: Path) -> dict[str
         place.where,
         door,
         str(folder),
+        *mode,
         stdout=asyncio.subprocess.PIPE,
         env=env,
     )
@@ -59,34 +78,37 @@ async def killed_after_asking(place: Place, door: str, folder: Path) -> dict[str
         async with asyncio.timeout(PATIENCE):
             line = await peer.stdout.readline()
         assert line, "the server process ended without a word"
+        said: dict[str, Any] = json.loads(line)
+        yield said
     finally:
         peer.send_signal(signal.SIGKILL)
         await peer.wait()
-    said: dict[str, Any] = json.loads(line)
-    return said
 
 
-async def main(kind: str, where: str, door: str, folder: str) -> None:
+async def main(kind: str, where: str, door: str, folder: str, *mode: str) -> None:
     place = Place(kind, where)
     rooms, questions = place.rooms(), place.questions()
+    fragile = mode == ("fragile",)
+    provider = Fragile() if fragile else None
+    text = "Ask" if fragile else "Paint it"
     if door == "agui":
         from agui_front import Front, ask, interrupts
 
-        front = Front([ask()], questions=questions, rooms=rooms)
-        [interrupt] = interrupts(await front.run("Paint it"))
+        front = Front([ask()], questions=questions, rooms=rooms, provider=provider)
+        [interrupt] = interrupts(await front.run(text))
         said: dict[str, Any] = {"interrupt": interrupt.id, "messages": front.messages}
     else:
         from a2a_world import FileTaskStore, World
         from a2a_world import ask as a2a_ask
 
         tasks = FileTaskStore(Path(folder))
-        world = World([a2a_ask()], questions=questions, rooms=rooms, tasks=tasks)
+        world = World([a2a_ask()], questions=questions, rooms=rooms, tasks=tasks, provider=provider)
         async with world.http() as http:
-            task = await world.send(http, text="Paint it")
+            task = await world.send(http, text=text)
         said = {"task": task.id}
     print(json.dumps(said), flush=True)
     await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:5]))
+    asyncio.run(main(*sys.argv[1:]))

@@ -8,7 +8,9 @@ follower then ends saying so, never as a success), :class:`FeedChannel` hands it
 agent's replies to the room as the kit delivers them, and :func:`turn_owed` says whether a
 turn of the room still runs here or waits in the store's journal for a re-drive (and whether
 a process runs it, by its lease), so that a follower knows when the room rests, and when
-it waits on a turn no process runs.
+it waits on a turn no process runs. A turn that ran in another process is read back from the
+room store (:func:`recorded_elsewhere`): its replies, or the failure it ended with
+(:func:`failures_told`).
 :func:`held_requests` says which open requests of the room hold it: each with the deadline
 a wait gave it.
 """
@@ -28,6 +30,7 @@ from roomkit.auth.access import Access
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
+from roomkit.core._failed_turns import FailedTurn, ends_failed_turn, fail_turns_of, failed_turn
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import end_turns_of as end_message_turns
 from roomkit.core.store import turn_journal
@@ -48,6 +51,7 @@ __all__ = [
     "drained",
     "event_key",
     "failures_of",
+    "failures_told",
     "held_requests",
     "open_room",
     "recorded_elsewhere",
@@ -186,7 +190,8 @@ async def recorded_elsewhere(
 ) -> list[RoomEvent]:
     """The room's recent events a follower has not seen, but for those of its own door:
     the replies of a turn that ran in another process (which delivered them to its own
-    followers), read back from the room store, oldest first."""
+    followers), and the events that ended such a turn as failed (:func:`failures_told`
+    tells them apart), read back from the room store, oldest first."""
     return [
         event
         for event in await kit.store.recent_events(room_id, RECENT)
@@ -258,6 +263,27 @@ class TurnFailure:
         return f"{self.what} was not recorded, nor handled ({self.error}): send it again"
 
 
+def failures_told(
+    events: Sequence[RoomEvent], *, sender: str | None = None, what: str | None = None
+) -> tuple[list[RoomEvent], list[TurnFailure]]:
+    """``events`` (recorded elsewhere) as the replies to show, and the failed turns of the
+    caller's messages among them: those sent by ``sender``, or called ``what``, each
+    message once, as the process that ran them tells its own caller. An event that ended
+    a failed turn of someone else's message is neither."""
+    replies: list[RoomEvent] = []
+    failures: dict[str, TurnFailure] = {}
+    for event in events:
+        failed = failed_turn(event)
+        if failed is None:
+            if not ends_failed_turn(event):
+                replies.append(event)
+            continue
+        if sender not in (None, failed.sender) or what not in (None, failed.what):
+            continue
+        failures.setdefault(failed.what, TurnFailure(failed.what, True, failed.error))
+    return replies, list(failures.values())
+
+
 def failures_of(turns: Collection[asyncio.Task[list[TurnFailure]]]) -> list[TurnFailure]:
     """The failed turns of those of ``turns`` that ended (a cancelled one failed none)."""
     return [
@@ -287,8 +313,10 @@ def run_turns(
     never fails of it. The caller is told to send the failed message again, so a message
     recorded before its turn failed is not left in a durable store's journal either: no
     restart's ``resume_pending`` runs it a second time, and no follower (:func:`turn_owed`)
-    waits for it. ``on_recorded`` is called with each message's event once the room store
-    has it (``process_inbound``'s).
+    waits for it. Its turns end recording the failure
+    (:mod:`roomkit.core._failed_turns`), so that a follower in another process tells its
+    caller the same (:func:`failures_told`). ``on_recorded`` is called with each message's
+    event once the room store has it (``process_inbound``'s).
     """
 
     async def run() -> list[TurnFailure]:
@@ -304,9 +332,10 @@ def run_turns(
                 )
             except Exception as error:
                 logger.exception("The turn of %s failed", what)
-                failures.append(TurnFailure(what, bool(recorded), type(error).__name__))
+                failure = TurnFailure(what, bool(recorded), type(error).__name__)
+                failures.append(failure)
                 if recorded:
-                    await _forget_failed(kit, recorded[0], what, logger)
+                    await _forget_failed(kit, recorded[0], failure, logger)
         return failures
 
     task = asyncio.get_running_loop().create_task(run(), name=name)
@@ -324,13 +353,17 @@ def _noted(
         then(event)
 
 
-async def _forget_failed(kit: RoomKit, event: RoomEvent, what: str, logger: logging.Logger) -> None:
-    """End the journal's open turns of the failed message ``event``; a store that cannot be
-    reached keeps them (a restart re-drives them), which is logged."""
+async def _forget_failed(
+    kit: RoomKit, event: RoomEvent, failure: TurnFailure, logger: logging.Logger
+) -> None:
+    """End the journal's open turns of the failed message ``event`` as failed, ``failure``
+    recorded with each (a follower in another process tells it as this one does); a store
+    that cannot be reached keeps them (a restart re-drives them), which is logged."""
+    failed = FailedTurn(failure.what, failure.error, event.sender_id, str(failure))
     try:
-        await end_turns_of(kit, event.id, room_id=event.room_id)
+        await fail_turns_of(kit.store, event, failed)
     except Exception:
-        logger.exception("The failed turn of %s stays in the room store's journal", what)
+        logger.exception("The failed turn of %s stays in the room store's journal", failure.what)
 
 
 async def held_requests(

@@ -30,6 +30,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from roomkit.channels.base import TransportChannel
+from roomkit.core._failed_turns import ends_failed_turn
 from roomkit.core.exceptions import (
     AmbiguousAnswerError,
     InvalidAnswerError,
@@ -335,8 +336,13 @@ def chat_router(
         """The room's recent messages, oldest first (participants and admins only)."""
         await check_room(principal, room_id)
         events = await kit.store.recent_events(room_id, HISTORY_LIMIT)
+        # An event that ended a door's failed turn told that door's caller: no message.
         return ChatMessageList(
-            messages=[ChatMessage.model_validate(message_view(event)) for event in events]
+            messages=[
+                ChatMessage.model_validate(message_view(event))
+                for event in events
+                if not ends_failed_turn(event)
+            ]
         )
 
     return router

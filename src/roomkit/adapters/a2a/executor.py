@@ -51,6 +51,7 @@ from roomkit.adapters._feed import (
     drained,
     end_turns_of,
     failures_of,
+    failures_told,
     held_requests,
     open_room,
     recorded_elsewhere,
@@ -230,7 +231,7 @@ class RoomKitExecutor(AgentExecutor):
         turn = run_turns(
             self.kit,
             room_id,
-            [(inbound, f"A2A message of task {task_id}")],
+            [(inbound, _what(task_id))],
             self._turns,
             name=f"a2a-turn-{room_id}",
             logger=logger,
@@ -356,7 +357,8 @@ class RoomKitExecutor(AgentExecutor):
         seen: set[EventKey],
     ) -> None:
         """Follow the room until the task's turn failed (failed, the message saying it was
-        not handled: send it again), or the room holds on requests (input required) or
+        not handled: send it again; here, or in another process as the room store tells
+        it), or the room holds on requests (input required) or
         rests (completed), or waits only on turns no process runs (failed, the message
         saying that they go on once the server calls ``resume_pending()``, or to send the
         message again); the task's message says what the agent replied meanwhile, here or,
@@ -378,9 +380,16 @@ class RoomKitExecutor(AgentExecutor):
             owed = await turn_owed(self.kit, room_id, self.agent) if resting else None
             if held or owed in (Owed.NONE, Owed.STRANDED):
                 own = self.channel.channel_id
-                for event in await recorded_elsewhere(self.kit, room_id, seen, own):
-                    if event.content.body:
-                        said.append(event.content.body)
+                elsewhere = await recorded_elsewhere(self.kit, room_id, seen, own)
+                shown, failures = failures_told(elsewhere, what=_what(updater.task_id))
+                said += [event.content.body for event in shown if event.content.body]
+                if failures:
+                    # The task's turn failed in another process: told as it is there.
+                    said += [str(failure) for failure in failures]
+                    await updater.failed(
+                        updater.new_agent_message([new_text_part(t) for t in said])
+                    )
+                    return
                 if owed is Owed.STRANDED:
                     said.append(STRANDED)
                     await updater.failed(
@@ -399,6 +408,11 @@ class RoomKitExecutor(AgentExecutor):
         else:
             # The room rests, or waits on others' answers: nothing of it is the caller's.
             await updater.complete(updater.new_agent_message(message) if message else None)
+
+
+def _what(task_id: str) -> str:
+    """What the log and the caller's message call the message that started task ``task_id``."""
+    return f"A2A message of task {task_id}"
 
 
 def _answered_none(task_id: str, showing: dict[str, set[str]]) -> str:

@@ -24,6 +24,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from roomkit.core._failed_turns import ends_failed_turn
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import RoomEvent
 from roomkit.tools.validation import unencodable_text
@@ -69,7 +70,8 @@ def result_of(request: PendingInput) -> ToolCallResultEvent:
 
 
 def unseen(history: list[RoomEvent], messages: list[Any], own: tuple[str, str]) -> list[RoomEvent]:
-    """The agent's replies after the last message the client holds, that it lacks.
+    """The agent's replies after the last message the client holds, that it lacks (an
+    event that ended a failed turn is no reply: the run that followed the turn told it).
 
     A user message of the client's is matched with the room's record of it (its own id, on
     the door's channel, from the caller: ``own``), every other message with an event by the
@@ -92,7 +94,9 @@ def unseen(history: list[RoomEvent], messages: list[Any], own: tuple[str, str]) 
     if last < 0:
         return []
     return [
-        event for event in history[last + 1 :] if event.channel_id != channel_id and not held(event)
+        event
+        for event in history[last + 1 :]
+        if event.channel_id != channel_id and not held(event) and not ends_failed_turn(event)
     ]
 
 

@@ -46,6 +46,7 @@ from roomkit.adapters._feed import (
     drained,
     event_key,
     failures_of,
+    failures_told,
     held_requests,
     recorded_elsewhere,
     turn_owed,
@@ -292,7 +293,8 @@ async def _follow(
     seen: set[EventKey],
 ) -> AsyncIterator[BaseEvent]:
     """Stream the replies until a turn the run follows failed (``RUN_ERROR`` with the code
-    ``turn_failed``, naming each message to send again), or the thread holds on requests
+    ``turn_failed``, naming each message to send again; a turn of the caller's that failed
+    in another process too, as the room store tells it), or the thread holds on requests
     (interrupt) or rests, or waits only on turns no process runs (``RUN_ERROR`` with the
     code ``turn_not_running``).
 
@@ -333,9 +335,16 @@ async def _follow(
         else:
             outcome = None
         if outcome is not None or owed is Owed.STRANDED:
-            for event in await recorded_elsewhere(thread.kit, thread_id, seen, own):
+            elsewhere = await recorded_elsewhere(thread.kit, thread_id, seen, own)
+            shown, failures = failures_told(elsewhere, sender=principal.actor_id)
+            for event in shown:
                 for item in text_events(event):
                     yield item
+            if failures:
+                # A turn of the caller's that failed in another process, told as it is there.
+                message = "; ".join(str(failure) for failure in failures)
+                yield RunErrorEvent(message=message, code="turn_failed")
+                return
         if owed is Owed.STRANDED:
             yield RunErrorEvent(message=STRANDED, code="turn_not_running")
             return

@@ -25,6 +25,7 @@ from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal
 from roomkit.channels.ai._screen import screened
+from roomkit.core._failed_turns import ends_failed_turn
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import RoomContext
 from roomkit.models.room import Room, RoomEvent
@@ -217,9 +218,12 @@ def conversation_for(
 
 
 def history_messages(events: list[RoomEvent], channel_id: str) -> list[AIMessage]:
-    """The room's recent events as the model's conversation."""
+    """The room's recent events as the model's conversation (an event that ended a failed
+    turn is none of it: it tells the caller, not the model)."""
     messages = []
     for event in events:
+        if ends_failed_turn(event):
+            continue
         if event.channel_id == channel_id:
             messages.append(AIMessage.assistant(event.content.body))
         else:

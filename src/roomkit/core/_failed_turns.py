@@ -1,0 +1,81 @@
+"""Failed turns in the room's history: how a door's turn that failed ends in the journal.
+
+A door (AG-UI, A2A) that runs a caller's message as the room's turns tells its caller when
+a turn fails, and a process following the room from elsewhere must tell it the same. So a
+journalled turn that fails ends as a finished turn does (``finish_turn``: the turn ended
+and an event appended to its room, in one write), with an event that records the failure
+instead of a reply: its metadata's ``"turn_failed"`` holds what the door calls the message
+(``"AG-UI message m0"``), the name of the error, and who sent the message; its text is what
+the caller is told, so a reader that does not know the marker shows a sentence, never an
+empty message. It holds no traceback, nor the error's text. Every reader of the history
+that is not a follower (the model's conversation, the desk's chat, a client's transcript)
+leaves such an event out; an event without the marker (every event recorded before it
+existed) reads as it always did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roomkit.core.store import RoomStore, turn_journal
+from roomkit.models.room import RoomEvent, TextContent
+
+__all__ = ["TURN_FAILED", "FailedTurn", "ends_failed_turn", "fail_turns_of", "failed_turn"]
+
+TURN_FAILED = "turn_failed"
+"""The metadata key of the event that ends a failed turn."""
+
+
+@dataclass(frozen=True)
+class FailedTurn:
+    """What the event ending a failed turn records."""
+
+    what: str
+    """What the door calls the failed message (``"AG-UI message m0"``)."""
+    error: str
+    """The name of the error the turn failed with (never its text)."""
+    sender: str
+    """Who sent the failed message (``""`` when no one did)."""
+    message: str
+    """What the caller is told: the event's text."""
+
+
+def ends_failed_turn(event: RoomEvent) -> bool:
+    """Whether ``event`` ends a failed turn (then it is no message of the conversation)."""
+    return TURN_FAILED in event.metadata
+
+
+def failed_turn(event: RoomEvent) -> FailedTurn | None:
+    """The failure ``event`` records; ``None`` when it records none (any other event)."""
+    marker = event.metadata.get(TURN_FAILED)
+    if not isinstance(marker, dict):
+        return None
+    what, error, sender = marker.get("what"), marker.get("error"), marker.get("sender")
+    if not (isinstance(what, str) and isinstance(error, str) and isinstance(sender, str)):
+        return None
+    return FailedTurn(what, error, sender, event.content.body)
+
+
+async def fail_turns_of(store: RoomStore, message: RoomEvent, failure: FailedTurn) -> None:
+    """End the journal's open turns that ``message`` started as failed: each with an event
+    of its channel recording ``failure`` in the room's history, in the write that ends it.
+    Nothing to do on a room store that keeps no journal (no other process follows it).
+
+    Raises:
+        StoreUnavailableError: the store cannot be reached (the turns stay open).
+    """
+    journal = turn_journal(store)
+    if journal is None:
+        return
+    marker = {"what": failure.what, "error": failure.error, "sender": failure.sender}
+    for turn in await journal.open_turns():
+        if turn.state.get("message_id") != message.id or turn.room_id != message.room_id:
+            continue
+        ending = RoomEvent(
+            message.room_id,
+            turn.channel_id,
+            turn.channel_id,
+            TextContent(failure.message),
+            metadata={TURN_FAILED: marker},
+        )
+        await journal.finish_turn(turn.turn_id, ending)

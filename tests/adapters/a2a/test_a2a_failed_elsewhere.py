@@ -1,0 +1,58 @@
+"""A task whose turn fails in another process: the server that runs it takes the answer a
+follow-up in this process gave, and its model raises. The task ends ``failed``, with the
+words the follow-up there would get (it used to end ``completed``, as if the message had
+been handled). On every durable store, the server running the turn a process of its own."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from a2a.helpers.proto_helpers import get_text_parts
+from a2a.types import TaskState
+from a2a_world import FileTaskStore, World
+from tests.adapters.door_peer import PATIENCE, asking_peer, durable_place
+from tests.adapters.fragile_model import Fragile
+from tests.core.room_stores import DURABLE, Place
+
+
+@pytest.fixture(params=DURABLE)
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
+    return durable_place(request, tmp_path)
+
+
+async def test_a_turn_failing_in_another_process_fails_the_task(
+    place: Place, tmp_path: Path
+) -> None:
+    questions, rooms = place.questions(), place.rooms()
+    tasks = FileTaskStore(tmp_path)
+    world = World([], questions=questions, rooms=rooms, tasks=tasks, provider=Fragile())
+    try:
+        async with asking_peer(place, "a2a", tmp_path, fragile=True) as said:
+            task: Any = SimpleNamespace(id=said["task"])
+            async with world.http() as http, asyncio.timeout(PATIENCE):
+                ended = await world.send(http, text="blue", task=task)
+    finally:
+        await world.kit.close()
+        await questions.close()
+        await rooms.close()
+    # The context goes on on a server started now: the failed turn shows in no later task.
+    questions, rooms = place.questions(), place.rooms()
+    world = World([], questions=questions, rooms=rooms, tasks=tasks, provider=Fragile())
+    try:
+        async with world.http() as http:
+            later = await world.send(http, text="Hello")
+    finally:
+        await world.kit.close()
+        await questions.close()
+        await rooms.close()
+    assert ended.status.state == TaskState.TASK_STATE_FAILED, ended.status
+    assert get_text_parts(list(ended.status.message.parts)) == [
+        f"A2A message of task {said['task']} was recorded but not handled: its turn failed "
+        "(RuntimeError); send it again as a new message"
+    ]
+    assert later.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_text_parts(list(later.status.message.parts)) == ["Echo: Hello"]
