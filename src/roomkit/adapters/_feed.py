@@ -30,7 +30,7 @@ from roomkit.auth.access import Access
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
-from roomkit.core._failed_turns import FailedTurn, ends_failed_turn, fail_turns_of, failed_turn
+from roomkit.core.failed_turns import FailedTurn, ends_failed_turn, fail_turns_of, failed_turn
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import end_turns_of as end_message_turns
 from roomkit.core.store import turn_journal
@@ -314,7 +314,7 @@ def run_turns(
     recorded before its turn failed is not left in a durable store's journal either: no
     restart's ``resume_pending`` runs it a second time, and no follower (:func:`turn_owed`)
     waits for it. Its turns end recording the failure
-    (:mod:`roomkit.core._failed_turns`), so that a follower in another process tells its
+    (:mod:`roomkit.core.failed_turns`), so that a follower in another process tells its
     caller the same (:func:`failures_told`). ``on_recorded`` is called with each message's
     event once the room store has it (``process_inbound``'s).
     """

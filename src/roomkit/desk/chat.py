@@ -30,13 +30,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from roomkit.channels.base import TransportChannel
-from roomkit.core._failed_turns import ends_failed_turn
 from roomkit.core.exceptions import (
     AmbiguousAnswerError,
     InvalidAnswerError,
     RequestSettledError,
     UnknownRequestError,
 )
+from roomkit.core.failed_turns import ends_failed_turn
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import end_turns_of
 from roomkit.desk.answers import settled_detail

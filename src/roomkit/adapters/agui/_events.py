@@ -24,7 +24,7 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from roomkit.core._failed_turns import ends_failed_turn
+from roomkit.core.failed_turns import ends_failed_turn
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import RoomEvent
 from roomkit.tools.validation import unencodable_text

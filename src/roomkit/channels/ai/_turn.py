@@ -25,7 +25,7 @@ from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal
 from roomkit.channels.ai._screen import screened
-from roomkit.core._failed_turns import ends_failed_turn
+from roomkit.core.failed_turns import ends_failed_turn
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import RoomContext
 from roomkit.models.room import Room, RoomEvent
