@@ -27,7 +27,7 @@ from types import FrameType
 import uvicorn
 
 from roomkit._heads import HEAD_TIMEOUT, head_timeout_protocol
-from roomkit._interrupts import Interrupts
+from roomkit._interrupts import Interrupts, handling_signals, watched
 
 __all__ = [
     "HEAD_TIMEOUT",
@@ -153,6 +153,8 @@ def sign_in_link(host: str, port: int, token: str) -> str:
 class Server(uvicorn.Server):
     """uvicorn's server, saying when it is up, and stopped by Ctrl-C or SIGTERM without the
     signal being raised again afterwards, so the caller closes its stores before it exits.
+    Once it has stopped, each signal gets back the handler the process had before (see
+    :func:`~roomkit._interrupts.handling_signals` for the one kind it cannot see).
 
     A stop waits for open connections at most ``timeout_graceful_shutdown`` seconds
     (:data:`SHUTDOWN_GRACE` when the configuration leaves it unset), then cuts off those
@@ -213,14 +215,10 @@ class Server(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
+        # A command's Interrupts already hands Ctrl-C and SIGTERM to this server.
+        if threading.current_thread() is not threading.main_thread() or watched(self):
             yield
             return
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self.handle_exit, sig, None)
-        try:
+        with handling_signals(loop, lambda sig: self.handle_exit(sig, None)):
             yield
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)

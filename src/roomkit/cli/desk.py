@@ -205,7 +205,9 @@ def add_parser(
         help="serve the answer desk",
         description="Serve the answer desk. Once it listens, it prints a sign-in link for "
         "its page: the link signs one browser in as admin (who sees and answers everything) "
-        "for 12 hours; it works once, and only within --sign-in-ttl seconds.",
+        "for 12 hours; it works once, and only within --sign-in-ttl seconds. Ctrl-C or SIGTERM "
+        "stops it; another while it stops (closing its store) is logged, and a third exits at "
+        "once.",
     )
     desk.add_argument(
         "--host",

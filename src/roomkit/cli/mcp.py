@@ -45,7 +45,12 @@ def add_parser(
 ) -> None:
     """The ``mcp`` command's arguments."""
     mcp = commands.add_parser(
-        "mcp", parents=[data_dir], help="serve the human-input tools to MCP clients"
+        "mcp",
+        parents=[data_dir],
+        help="serve the human-input tools to MCP clients",
+        description="Serve the human-input tools to MCP clients, on stdio or (--http) over "
+        "streamable HTTP. Ctrl-C or SIGTERM stops it; another while it stops (closing its "
+        "store) is logged, and a third exits at once.",
     )
     add_store_option(mcp)
     mcp.add_argument("--actor", help="who is asked over stdio (over HTTP, the token says)")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,9 +69,8 @@ def run_notifier(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
         # SIGTERM stops it whenever it comes; Ctrl-C is the interrupts' to tell apart.
-        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        interrupts.terminate = stop.set
         try:
             handler = HumanInputHandler(store=pending_store, directory=config.directory)
             try:
@@ -87,7 +85,6 @@ def run_notifier(args: argparse.Namespace) -> int:
                 interrupts.serve(stop.set)
                 await stop.wait()
         finally:
-            loop.remove_signal_handler(signal.SIGTERM)
             await close_stores(pending_store, room_store)
 
     status = interrupts.run(run)
@@ -106,7 +103,8 @@ def add_parser(
         help="run the notifier over the desk's store, from a TOML file",
         description="Tell people about requests (webhooks, email, Slack, Apprise) until "
         "SIGTERM or Ctrl-C. The file names the surfaces, the people and a ladder; secrets "
-        "come from environment variables. Answer links are signed with the desk's key.",
+        "come from environment variables. Answer links are signed with the desk's key. Another "
+        "SIGTERM or Ctrl-C while it stops is logged, and a third exits at once.",
     )
     add_store_option(notify)
     notify.add_argument("--config", type=Path, required=True, help="the notifier's TOML file")
