@@ -12,8 +12,10 @@ The agent is :class:`~roomkit.desk.demo_model.TripPlannerModel`, a scripted mode
 Its booking, ``book_trip``, is held for the person's approval: the desk shows it as an
 approval card (approve, edit the budget or anything else, reject, or answer instead).
 
-Stop the demo at any moment, even with SIGKILL: started again on the same folder, it
-re-drives the turns that were waiting for an answer, and the questions are still on the page.
+Ctrl-C or SIGTERM stops it (exit status 0; Ctrl-C while it still starts, before it prints
+the link, exits 130, as ``roomkit desk`` does). Stop the demo at any moment, even with
+SIGKILL: started again on the same folder, it re-drives the turns that were waiting for an
+answer, and the questions are still on the page.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from roomkit._interrupts import INTERRUPTED, Interrupts
 from roomkit._serving import Server, listen, port_problem, sign_in_link
 from roomkit._streams import printable_streams
 from roomkit.channels.ai import AIChannel
@@ -279,9 +282,16 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
-async def serve(data_dir: Path, *, host: str = "127.0.0.1", port: int = 8765) -> None:
+async def serve(
+    data_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    interrupts: Interrupts | None = None,
+) -> None:
     """Run the demo until Ctrl-C or SIGTERM; prints the link to open once it listens, and
-    the commands that answer from a terminal."""
+    the commands that answer from a terminal; ``interrupts`` watching it is given the
+    server to stop."""
     demo = await build_demo(data_dir)
     try:
         with listen(host, port, hint="pass --port (make demo PORT=...)") as sock:
@@ -300,7 +310,10 @@ async def serve(data_dir: Path, *, host: str = "127.0.0.1", port: int = 8765) ->
                 demo.start()
 
             config = uvicorn.Config(demo.app, log_level="warning", access_log=False)
-            await Server(config, on_started=started).serve(sockets=[sock])
+            server = Server(config, on_started=started)
+            if interrupts is not None:
+                interrupts.server = server
+            await server.serve(sockets=[sock])
     finally:
         await demo.aclose()
 
@@ -339,14 +352,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         return 2
+    interrupts = Interrupts()
     try:
-        asyncio.run(serve(args.data_dir, host=args.host, port=port))
+        # Ctrl-C while it starts interrupts it (130); once it serves, Ctrl-C stops it (0).
+        return interrupts.run(
+            lambda: serve(args.data_dir, host=args.host, port=port, interrupts=interrupts)
+        )
     except KeyboardInterrupt:
-        pass
+        return INTERRUPTED
     except OSError as error:
         print(f"Cannot start the demo: {error.strerror or error}", file=sys.stderr)
         return 1
-    return 0
 
 
 if __name__ == "__main__":
