@@ -1,4 +1,4 @@
-"""Ctrl-C for a command that serves until it is stopped: ``roomkit desk``, ``mcp``, ``notify``.
+"""Ctrl-C for a command that serves until stopped: ``roomkit desk``, ``mcp``, ``notify``, the demo.
 
 Such a command first starts (checks its store, binds its socket), then serves until Ctrl-C
 or SIGTERM. Ctrl-C while it starts interrupts it: it exits 130 (:data:`INTERRUPTED`), as any
