@@ -26,7 +26,7 @@ from roomkit.models.pending_input import PendingInput, copy_request
 
 __all__ = ["LocalRequests"]
 
-REVIEWED_AT = 256
+REVIEWED_AT = 128
 """Requests held here at which those no wait is on are first looked up in the store; the
 next look comes when the requests held have doubled again."""
 CLOSED_KEPT = 16_384
