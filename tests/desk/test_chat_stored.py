@@ -16,8 +16,10 @@ from desk_harness import ROOMY, SECRET, bearer
 
 from roomkit import RoomKit
 from roomkit.channels.ai import AIChannel
+from roomkit.core.failed_turns import TURN_FAILED
 from roomkit.core.store import turn_journal
 from roomkit.desk import create_desk_app
+from roomkit.models.room import RoomEvent, TextContent
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 from roomkit.stores.sqlite import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
@@ -152,3 +154,22 @@ async def test_a_failed_turn_ends_says_so_and_is_not_run_again_on_restart(
     finally:
         await kit.close()
         await store.close()
+
+
+async def test_the_history_leaves_out_a_failed_turns_ending_and_keeps_a_persons_message(
+    chat: tuple[httpx.AsyncClient, Path], tmp_path: Path
+) -> None:
+    store = SQLiteRoomStore(tmp_path / "rooms.db")
+    marker = {"what": "AG-UI message m0", "error": "RuntimeError", "sender": "alice"}
+    await store.add_event(
+        RoomEvent(
+            "room", "agent", "agent", TextContent("It failed."), metadata={TURN_FAILED: marker}
+        )
+    )
+    # A person's own metadata may hold the same key: their message is still shown.
+    await store.add_event(
+        RoomEvent("room", "chat", "alice", TextContent("Hello"), metadata={TURN_FAILED: marker})
+    )
+    await store.close()
+
+    assert await history(chat[0]) == ["Hello"]

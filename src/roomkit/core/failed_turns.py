@@ -41,8 +41,10 @@ class FailedTurn:
 
 
 def ends_failed_turn(event: RoomEvent) -> bool:
-    """Whether ``event`` ends a failed turn (then it is no message of the conversation)."""
-    return TURN_FAILED in event.metadata
+    """Whether ``event`` ends a failed turn (then it is no message of the conversation): a
+    channel's own event with a whole marker; a person's message whose metadata happens to
+    hold the key stays in the conversation."""
+    return event.sender_id == event.channel_id and failed_turn(event) is not None
 
 
 def failed_turn(event: RoomEvent) -> FailedTurn | None:
