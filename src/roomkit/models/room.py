@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from roomkit.models._event_ids import next_event_id
 from roomkit.models.clock import utcnow
 
 __all__ = [
@@ -20,26 +19,6 @@ __all__ = [
     "RoomEvent",
     "TextContent",
 ]
-
-
-_event_ids = itertools.count(1)
-_event_ids_lock = threading.Lock()
-
-
-def _next_event_id() -> int:
-    with _event_ids_lock:
-        return next(_event_ids)
-
-
-def reserve_event_ids(last_used: int) -> None:
-    """Make every :class:`RoomEvent` id handed out from now on greater than ``last_used``.
-
-    A durable room store calls this when it opens, with the largest id it holds, so a
-    restarted process neither reuses a stored id nor orders a new event before an old one.
-    """
-    global _event_ids
-    with _event_ids_lock:
-        _event_ids = itertools.count(max(next(_event_ids), last_used + 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +100,10 @@ class RoomEvent:
     """Who said it."""
     content: TextContent
     """What was said."""
-    id: int = field(default_factory=_next_event_id)
-    """A process-unique, increasing id."""
+    id: int = field(default_factory=next_event_id)
+    """The event's id: increasing in this process, and distinct from the ids of the events
+    other processes sharing a durable room store create (:mod:`roomkit.models._event_ids`
+    says how, and within which bounds); below ``2**53``, exact in JavaScript."""
     created_at: datetime = field(default_factory=utcnow)
     """When it was recorded (UTC)."""
     metadata: dict[str, Any] = field(default_factory=dict)

@@ -27,6 +27,7 @@ TABLES = (
     "roomkit_events",
     "roomkit_turns",
     "roomkit_turn_steps",
+    "roomkit_event_nodes",
 )
 """The tables the store owns."""
 
@@ -82,6 +83,12 @@ SCHEMA = (
         payload TEXT NOT NULL,
         PRIMARY KEY (turn_id, idx)
     ) WITHOUT ROWID""",
+    # One row: the last node number a process opening the file took for its event ids
+    # (roomkit.models._event_ids). A file made before it gains it at its next opening.
+    """CREATE TABLE IF NOT EXISTS roomkit_event_nodes (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        taken INTEGER NOT NULL
+    )""",
 )
 """The statements that create the tables and indexes, each harmless when already applied."""
 
@@ -90,6 +97,11 @@ COUNT_TABLES = (
     f" AND name IN ({', '.join('?' * len(TABLES))})"
 )
 LAST_EVENT_ID = "SELECT max(event_id) FROM roomkit_events"
+TAKE_EVENT_NODE = (
+    "INSERT INTO roomkit_event_nodes (one, taken) VALUES (1, 1)"
+    " ON CONFLICT (one) DO UPDATE SET taken = taken + 1 RETURNING taken"
+)
+"""Takes the next node number for this process's event ids (one atomic write)."""
 
 INSERT_ROOM = "INSERT INTO roomkit_rooms (room_id, metadata, created_at) VALUES (?, ?, ?)"
 GET_ROOM = "SELECT room_id, metadata, created_at FROM roomkit_rooms WHERE room_id = ?"

@@ -38,6 +38,11 @@ class RoomStatements:
         self.prepare, self.read_version, self.write_version = version_table(
             schema, "roomkit_rooms_schema"
         )
+        # The node numbers processes take for their event ids (roomkit.models._event_ids):
+        # made when missing, outside the versions, so that tables of version 1 gain it and an
+        # earlier roomkit still opens them.
+        event_nodes = f"{s}.roomkit_event_nodes"
+        self.prepare.append(f"CREATE SEQUENCE IF NOT EXISTS {event_nodes}")
         self.migrations: dict[int, list[str]] = {
             1: [
                 f"CREATE TABLE {rooms} (seq bigserial PRIMARY KEY, room_id text NOT NULL UNIQUE,"
@@ -70,6 +75,7 @@ class RoomStatements:
         """The statements that bring the tables from one version below each key to it."""
 
         self.last_event_id = f"SELECT COALESCE(max(event_id), 0) FROM {events}"
+        self.take_event_node = f"SELECT nextval('{event_nodes}')"
         self.insert_room = (
             f"INSERT INTO {rooms} (room_id, metadata, created_at) VALUES (%s, %s, %s)"
         )

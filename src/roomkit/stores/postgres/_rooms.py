@@ -28,7 +28,7 @@ import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.models import room as room_model
+from roomkit.models._event_ids import has_event_node, reserve_event_ids
 from roomkit.models.room import RoomEvent
 from roomkit.stores import _sql_rows as rows
 from roomkit.stores._sql_rooms import Run, SQLRooms
@@ -50,7 +50,8 @@ class PostgresRoomStore(SQLRooms):
     The store connects on first use, or with :meth:`open` / ``async with``; the tables are
     created (or migrated) then. Events keep their ids and are listed in the order they were
     added; opening the store makes the ids of events created from then on exceed every
-    stored id.
+    stored id, and gives the process the node number that keeps its event ids apart from
+    those of the other processes on the store (:mod:`roomkit.models._event_ids`).
 
     Args:
         dsn_or_pool: a ``postgresql://`` / ``postgres://`` URL or ``key=value`` string (the
@@ -129,7 +130,12 @@ class PostgresRoomStore(SQLRooms):
         await migrate(db, self._sql, where=where, version=VERSION)
         cursor = await db.execute(self._sql.last_event_id)
         row = await cursor.fetchone()
-        room_model.reserve_event_ids(int(row[0]) if row is not None else 0)
+        node = None
+        if not has_event_node():
+            cursor = await db.execute(self._sql.take_event_node)
+            taken = await cursor.fetchone()
+            node = None if taken is None else int(taken[0])
+        reserve_event_ids(int(row[0]) if row is not None else 0, node=node)
 
     def _event_params(self, event: RoomEvent) -> tuple[Any, ...]:
         # PostgreSQL text holds no NUL: a message or a reply holding one (a client's text, a

@@ -7,6 +7,8 @@ with ``<prefix>:rooms:``, apart from the pending-request store's keys under the 
     <p>:rooms:format              the format version of everything below
     <p>:rooms:seq                 a counter: the order of rooms, rosters, bindings and turns
     <p>:rooms:last-event          the largest event id stored
+    <p>:rooms:event-nodes         a counter: the last node number a process took for its
+                                  event ids (roomkit.models._event_ids)
     <p>:rooms:all                 zset: room id -> its place among the rooms
     <p>:rooms:room:<room>         the room (JSON), with a token of the create that wrote it
     <p>:rooms:roster:<room>       hash: participant id -> participant (JSON)
@@ -62,7 +64,7 @@ FORMAT = "roomkit.rooms.v1"
 class Layout:
     """The keys a store with ``prefix`` uses, as the layout above draws them."""
 
-    __slots__ = ("all", "base", "format", "last_event", "seq", "turns")
+    __slots__ = ("all", "base", "event_nodes", "format", "last_event", "seq", "turns")
 
     def __init__(self, prefix: str) -> None:
         self.base = f"{prefix}:rooms:"
@@ -70,6 +72,7 @@ class Layout:
         self.format = self.base + "format"
         self.seq = self.base + "seq"
         self.last_event = self.base + "last-event"
+        self.event_nodes = self.base + "event-nodes"
         self.all = self.base + "all"
         self.turns = self.base + "turns"
 

@@ -67,11 +67,14 @@ end
 
 OPEN = (
     """
--- KEYS: format, last-event. ARGV: format. Claims an empty store for this format.
+-- KEYS: format, last-event, event-nodes. ARGV: format, "1" to take a node ("0" not to).
+-- Claims an empty store for this format; answers the largest event id and the node taken.
 """
     + _FORMAT_CHECK
     + """
-return {'ok', redis.call('GET', KEYS[2]) or '0'}
+local node = 0
+if ARGV[2] == '1' then node = redis.call('INCR', KEYS[3]) end
+return {'ok', redis.call('GET', KEYS[2]) or '0', node}
 """
 )
 

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
-from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, reserve_event_ids
+from roomkit.models._event_ids import has_event_node, reserve_event_ids
+from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
 from roomkit.stores._opening import SharedOpening
 from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
@@ -55,7 +56,9 @@ class RedisRoomStore(Opened):
     The store connects on first use, or with :meth:`open` / ``async with``; opening it checks
     the format version its keys were written in (claiming an empty database for this one)
     and makes the ids of events created from then on exceed every stored id, so a restarted
-    process neither reuses an id nor sorts a new event before an old one.
+    process neither reuses an id nor sorts a new event before an old one; it also gives the
+    process the node number that keeps its event ids apart from those of the other processes
+    on the store (:mod:`roomkit.models._event_ids`).
 
     Args:
         url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (the client's
@@ -152,8 +155,11 @@ class RedisRoomStore(Opened):
 
     async def _open_once(self) -> None:
         """The opening itself: the keys' format checked, the event ids reserved."""
-        [_, last_event_id] = await self._run.write(scripts.OPEN, [self._keys.last_event], [])
-        reserve_event_ids(int(last_event_id))
+        # A node for this process's event ids is taken only when it has none yet.
+        take = "0" if has_event_node() else "1"
+        keys = [self._keys.last_event, self._keys.event_nodes]
+        [_, last_event_id, node] = await self._run.write(scripts.OPEN, keys, [take])
+        reserve_event_ids(int(last_event_id), node=int(node) if take == "1" else None)
         self._opened = True
 
     async def close(self) -> None:

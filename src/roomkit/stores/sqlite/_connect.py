@@ -2,8 +2,10 @@
 
 :func:`connect` opens the file, sets the connection up (WAL, ``synchronous=FULL``, foreign
 keys, the busy timeout), creates the tables that are missing in one transaction, and moves
-the process's event ids past the ids already stored. :func:`unavailable` turns a SQLite error
-into :class:`~roomkit.core.exceptions.StoreUnavailableError` with a hint at the cause.
+the process's event ids past the ids already stored, with the node number that keeps them
+apart from the ids of the other processes on the file (:mod:`roomkit.models._event_ids`).
+:func:`unavailable` turns a SQLite error into
+:class:`~roomkit.core.exceptions.StoreUnavailableError` with a hint at the cause.
 
 :class:`FileWatch` (used by the room store and the SQLite pending store alike) notices that
 the database file, its ``-wal`` or its ``-shm`` was deleted or replaced under an open
@@ -25,7 +27,7 @@ from typing import TypeVar
 
 from roomkit._extras import requires_extra
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.models import room as room_model
+from roomkit.models._event_ids import has_event_node, reserve_event_ids
 from roomkit.stores import _sql_rows as rows
 
 with requires_extra("roomkit.stores.sqlite (SQLiteStore, SQLiteRoomStore)", "sqlite"):
@@ -184,14 +186,14 @@ async def connect(path: str, busy_timeout: float) -> aiosqlite.Connection:
     # worker thread behind to report to an event loop that may be closed by then.
     db = await hand_over(raw)
     try:
-        last_event_id = await _prepare(db, busy_timeout)
+        last_event_id, node = await _prepare(db, busy_timeout)
     except sqlite3.DatabaseError as error:
         await db.close()
         raise unavailable(path, busy_timeout, error) from error
     except BaseException:
         await db.close()
         raise
-    _keep_event_ids_after(last_event_id)
+    reserve_event_ids(last_event_id, node=node)
     return db
 
 
@@ -223,8 +225,9 @@ async def retry_locked(
         pause = min(pause * 2, 0.1)
 
 
-async def _prepare(db: aiosqlite.Connection, busy_timeout: float) -> int:
-    """Set the connection up and create the schema; the largest stored event id."""
+async def _prepare(db: aiosqlite.Connection, busy_timeout: float) -> tuple[int, int | None]:
+    """Set the connection up and create the schema; the largest stored event id, and the
+    node number taken for this process's event ids (``None`` when it has one already)."""
     await retry_locked(lambda: db.execute_fetchall("PRAGMA journal_mode = WAL"), busy_timeout)
     await db.execute_fetchall("PRAGMA synchronous = FULL")
     await db.execute_fetchall("PRAGMA foreign_keys = ON")
@@ -237,9 +240,7 @@ async def _prepare(db: aiosqlite.Connection, busy_timeout: float) -> int:
             await db.execute_fetchall(statement)
         await db.execute_fetchall("COMMIT")
     [(last,)] = await db.execute_fetchall(rows.LAST_EVENT_ID)
-    return int(last or 0)
-
-
-def _keep_event_ids_after(last_used: int) -> None:
-    """Make the ids of the events created from now on greater than ``last_used``."""
-    room_model.reserve_event_ids(last_used)
+    node = None
+    if not has_event_node():
+        [(node,)] = await db.execute_fetchall(rows.TAKE_EVENT_NODE)
+    return int(last or 0), node

@@ -47,6 +47,8 @@ class SQLiteRoomStore(SQLRooms):
     created when missing. Events keep their ids and are listed in the order they were added,
     and opening the store makes the ids of events created from then on exceed every stored
     id, so a restarted process neither reuses an id nor sorts a new event before an old one.
+    Opening it also gives the process the node number that keeps its event ids apart from
+    those of the other processes on the file (:mod:`roomkit.models._event_ids`).
 
     Args:
         path: the database file (created when missing; its directory must exist).
