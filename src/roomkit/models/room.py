@@ -101,9 +101,9 @@ class RoomEvent:
     content: TextContent
     """What was said."""
     id: int = field(default_factory=next_event_id)
-    """The event's id: increasing in this process, and distinct from the ids of the events
-    other processes sharing a durable room store create (:mod:`roomkit.models._event_ids`
-    says how, and within which bounds); below ``2**53``, exact in JavaScript."""
+    """The event's id: increasing in this process, above every id a durable room store held
+    when this process opened it, and distinct from the ids of the events that the other
+    processes open on that store create; below ``2**53``, exact in JavaScript clients."""
     created_at: datetime = field(default_factory=utcnow)
     """When it was recorded (UTC)."""
     metadata: dict[str, Any] = field(default_factory=dict)

@@ -51,7 +51,7 @@ class PostgresRoomStore(SQLRooms):
     created (or migrated) then. Events keep their ids and are listed in the order they were
     added; opening the store makes the ids of events created from then on exceed every
     stored id, and gives the process the node number that keeps its event ids apart from
-    those of the other processes on the store (:mod:`roomkit.models._event_ids`).
+    those of the other processes on the store.
 
     Args:
         dsn_or_pool: a ``postgresql://`` / ``postgres://`` URL or ``key=value`` string (the

@@ -58,7 +58,7 @@ class RedisRoomStore(Opened):
     and makes the ids of events created from then on exceed every stored id, so a restarted
     process neither reuses an id nor sorts a new event before an old one; it also gives the
     process the node number that keeps its event ids apart from those of the other processes
-    on the store (:mod:`roomkit.models._event_ids`).
+    on the store.
 
     Args:
         url: the server, as a ``redis://``, ``rediss://`` or ``unix://`` URL (the client's

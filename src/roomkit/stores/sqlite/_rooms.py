@@ -48,7 +48,7 @@ class SQLiteRoomStore(SQLRooms):
     and opening the store makes the ids of events created from then on exceed every stored
     id, so a restarted process neither reuses an id nor sorts a new event before an old one.
     Opening it also gives the process the node number that keeps its event ids apart from
-    those of the other processes on the file (:mod:`roomkit.models._event_ids`).
+    those of the other processes on the file.
 
     Args:
         path: the database file (created when missing; its directory must exist).
