@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 _PRELUDE = """
-from roomkit.models._event_ids import NODE_BITS, has_event_node, reserve_event_ids
+from roomkit.models.event_ids import NODE_BITS, has_event_node, reserve_event_ids
 from roomkit.models.room import RoomEvent, TextContent
 
 def new():

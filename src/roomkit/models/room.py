@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from roomkit.models._event_ids import next_event_id
 from roomkit.models.clock import utcnow
+from roomkit.models.event_ids import next_event_id
 
 __all__ = [
     "ChannelBinding",

@@ -84,7 +84,7 @@ SCHEMA = (
         PRIMARY KEY (turn_id, idx)
     ) WITHOUT ROWID""",
     # One row: the last node number a process opening the file took for its event ids
-    # (roomkit.models._event_ids). A file made before it gains it at its next opening.
+    # (roomkit.models.event_ids). A file made before it gains it at its next opening.
     """CREATE TABLE IF NOT EXISTS roomkit_event_nodes (
         one INTEGER PRIMARY KEY CHECK (one = 1),
         taken INTEGER NOT NULL

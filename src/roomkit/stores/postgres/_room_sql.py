@@ -38,7 +38,7 @@ class RoomStatements:
         self.prepare, self.read_version, self.write_version = version_table(
             schema, "roomkit_rooms_schema"
         )
-        # The node numbers processes take for their event ids (roomkit.models._event_ids):
+        # The node numbers processes take for their event ids (roomkit.models.event_ids):
         # made when missing, outside the versions, so that tables of version 1 gain it and an
         # earlier roomkit still opens them.
         event_nodes = f"{s}.roomkit_event_nodes"

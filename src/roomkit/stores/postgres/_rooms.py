@@ -28,7 +28,7 @@ import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.models._event_ids import has_event_node, reserve_event_ids
+from roomkit.models.event_ids import has_event_node, reserve_event_ids
 from roomkit.models.room import RoomEvent
 from roomkit.stores import _sql_rows as rows
 from roomkit.stores._sql_rooms import Run, SQLRooms

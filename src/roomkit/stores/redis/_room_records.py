@@ -8,7 +8,7 @@ with ``<prefix>:rooms:``, apart from the pending-request store's keys under the 
     <p>:rooms:seq                 a counter: the order of rooms, rosters, bindings and turns
     <p>:rooms:last-event          the largest event id stored
     <p>:rooms:event-nodes         a counter: the last node number a process took for its
-                                  event ids (roomkit.models._event_ids)
+                                  event ids (roomkit.models.event_ids)
     <p>:rooms:all                 zset: room id -> its place among the rooms
     <p>:rooms:room:<room>         the room (JSON), with a token of the create that wrote it
     <p>:rooms:roster:<room>       hash: participant id -> participant (JSON)

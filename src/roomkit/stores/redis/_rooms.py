@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
-from roomkit.models._event_ids import has_event_node, reserve_event_ids
+from roomkit.models.event_ids import has_event_node, reserve_event_ids
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
 from roomkit.stores._opening import SharedOpening
 from roomkit.stores._url import request_store

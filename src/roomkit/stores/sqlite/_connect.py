@@ -3,7 +3,7 @@
 :func:`connect` opens the file, sets the connection up (WAL, ``synchronous=FULL``, foreign
 keys, the busy timeout), creates the tables that are missing in one transaction, and moves
 the process's event ids past the ids already stored, with the node number that keeps them
-apart from the ids of the other processes on the file (:mod:`roomkit.models._event_ids`).
+apart from the ids of the other processes on the file (:mod:`roomkit.models.event_ids`).
 :func:`unavailable` turns a SQLite error into
 :class:`~roomkit.core.exceptions.StoreUnavailableError` with a hint at the cause.
 
@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from roomkit._extras import requires_extra
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.models._event_ids import has_event_node, reserve_event_ids
+from roomkit.models.event_ids import has_event_node, reserve_event_ids
 from roomkit.stores import _sql_rows as rows
 
 with requires_extra("roomkit.stores.sqlite (SQLiteStore, SQLiteRoomStore)", "sqlite"):
