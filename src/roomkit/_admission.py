@@ -10,7 +10,11 @@ scope (:meth:`BodyGate.remember`), where the route's own run of the dependency f
 (:meth:`BodyGate.admitted`): the rate limit is spent once. The record names the gate that
 admitted the caller, so another gate on the same request (another desk's, with its own key)
 checks the caller itself. A route whose gate the application overrides
-(``app.dependency_overrides``) is left to the override. Needs FastAPI (the ``desk`` or
+(``app.dependency_overrides``) is left to the override. The gate is found wherever it was
+given: among the route's own dependencies, its router's (``APIRouter(dependencies=...)``),
+or those given where the router was included (``app.include_router(router,
+dependencies=...)``, ``FastAPI(dependencies=...)``), which FastAPI keeps for the request
+rather than on the route (:func:`route_dependencies`). Needs FastAPI (the ``desk`` or
 ``agui`` extra).
 """
 
@@ -31,6 +35,7 @@ __all__ = [
     "admit_before_body",
     "admit_first",
     "gate_dependency",
+    "route_dependencies",
     "route_overrides",
 ]
 
@@ -40,6 +45,25 @@ GateDependency = Callable[[Request, HTTPAuthorizationCredentials | None], Awaita
 _bearer = HTTPBearer(auto_error=False)
 _ADMITTED = "roomkit.admitted"
 """The scope key a request's caller is kept under once a gate admitted it, with its key."""
+_FASTAPI = "fastapi"
+_EFFECTIVE_ROUTE = "effective_route_context"
+"""Where FastAPI keeps, in a request's scope, the route as included: its path, and its
+dependencies with those of every ``include_router`` above it."""
+
+
+def route_dependencies(route: Any, scope: MutableMapping[str, Any]) -> list[Any]:
+    """The dependencies FastAPI solves for ``route`` (a FastAPI route) on the request of
+    ``scope``: the route's own and its router's, with those given where the router was
+    included. FastAPI builds a route as included for each request rather than copying the
+    route, so the include's dependencies are not on ``route.dependant``."""
+    fastapi_scope = scope.get(_FASTAPI)
+    effective = fastapi_scope.get(_EFFECTIVE_ROUTE) if isinstance(fastapi_scope, dict) else None
+    dependant = getattr(effective, "dependant", None)
+    if dependant is not None and getattr(effective, "original_route", None) is route:
+        included: list[Any] = dependant.dependencies
+        return included
+    own: list[Any] = route.dependant.dependencies
+    return own
 
 
 def route_overrides(route: Any, scope: MutableMapping[str, Any]) -> Mapping[Any, Any] | None:

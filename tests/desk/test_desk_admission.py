@@ -3,8 +3,13 @@ its own to reuse, and an application's override of the gate still decides."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import httpx
+import pytest
 from desk_harness import ROOMY, SECRET, World, bearer
-from fastapi import Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
+from tests.streamed_body import StreamedBody
 
 from roomkit import RoomKit
 from roomkit.auth.principal import Principal
@@ -64,3 +69,47 @@ async def test_an_override_of_the_gate_decides_on_a_route_that_takes_a_body() ->
     assert me.status_code == 200, me.text
     assert rejected.status_code == 200, rejected.text
     assert rejected.json()["status"] == "rejected"
+
+
+def gated_by(where: str, desk: Desk) -> FastAPI:
+    """An app whose ``POST /take`` reads a JSON body, behind ``desk``'s gate given ``where``:
+    on the route, on its router, where the router is included, on the app, or where an
+    outer router holding it is included."""
+    gate: list[Any] = [Depends(desk.gate)]
+    app = FastAPI(dependencies=gate if where == "app" else None)
+    router = APIRouter(
+        route_class=desk_route_class(DeskLimits()),
+        dependencies=gate if where == "router" else None,
+    )
+
+    async def take(body: dict[str, Any]) -> dict[str, Any]:
+        return body
+
+    router.add_api_route(
+        "/take", take, methods=["POST"], dependencies=gate if where == "route" else None
+    )
+    if where == "nested":
+        outer = APIRouter()
+        outer.include_router(router, dependencies=gate)
+        app.include_router(outer)
+    else:
+        app.include_router(router, dependencies=gate if where == "include" else None)
+    return app
+
+
+@pytest.mark.parametrize("where", ["route", "router", "include", "app", "nested"])
+async def test_a_gate_given_where_a_router_is_included_admits_before_the_body(where: str) -> None:
+    """Wherever the desk's gate is given (the route, its router, ``include_router``, the
+    app, an outer router's include), a caller without a token streaming a body far over the
+    cap gets its 401 before one chunk is read; one with a token is served."""
+    desk = Desk(RoomKit(), handler=HumanInputHandler(), secret=SECRET, limits=ROOMY)
+    app = gated_by(where, desk)
+    body = StreamedBody()
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        refused = await client.post(
+            "/take", content=body.chunks(), headers={"content-type": "application/json"}
+        )
+        served = await client.post("/take", json={"a": 1}, headers=bearer("alice"))
+    assert (refused.status_code, body.taken) == (401, [])
+    assert (served.status_code, served.json()) == (200, {"a": 1})

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from roomkit._admission import admit_first, route_overrides
+from roomkit._admission import admit_first, route_dependencies, route_overrides
 from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.desk.headers import guard
 from roomkit.desk.limits import DeskLimits, capped_route
@@ -106,7 +106,7 @@ def desk_route_class(
         async def _admitted_first(self, scope: Scope, receive: Receive, send: Send) -> None:
             try:
                 await admit_first(
-                    self.dependant.dependencies,
+                    route_dependencies(self, scope),
                     self.methods,
                     scope,
                     overrides=route_overrides(self, scope),

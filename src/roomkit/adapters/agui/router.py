@@ -28,7 +28,7 @@ from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import Receive, Scope, Send
 
-from roomkit._admission import BodyGate, admit_first, route_overrides
+from roomkit._admission import BodyGate, admit_first, route_dependencies, route_overrides
 from roomkit.adapters._feed import open_room, room_id_problem
 from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
 from roomkit.adapters.agui._turns import MAX_NEW_MESSAGES
@@ -126,7 +126,8 @@ def _route_class(max_body: int) -> Any:
 
         async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
             overrides = route_overrides(self, scope)
-            await admit_first(self.dependant.dependencies, self.methods, scope, overrides=overrides)
+            dependencies = route_dependencies(self, scope)
+            await admit_first(dependencies, self.methods, scope, overrides=overrides)
             await super().handle(scope, receive, send)
 
     return AGUIRoute
