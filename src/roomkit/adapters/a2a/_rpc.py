@@ -3,9 +3,11 @@
 A JSON-RPC client reads every answer as a JSON-RPC response, so a refusal on a JSON-RPC route
 is one: ``{"jsonrpc": "2.0", "id": null, "error": {"code", "message", "data"}}``, its id null
 since a caller not admitted has none of its body read. A refused credential keeps the HTTP
-status A2A gives it (401 with its ``WWW-Authenticate`` challenge, 403), with the code
-JSON-RPC leaves to the server (-32000) and a ``google.rpc.ErrorInfo`` detail naming the
-reason; a store that cannot be reached is a 503 with the internal error's code. A refused
+status A2A gives it (401 with its ``WWW-Authenticate`` challenge, 403), as does a ``Host``
+the door does not answer to (400) and a caller over its rate (429, with ``Retry-After``),
+each with the code JSON-RPC leaves to the server (-32000) and a ``google.rpc.ErrorInfo``
+detail naming the reason; a store that cannot be reached is a 503 with the internal
+error's code. A refused
 body is answered as the SDK answers a body it cannot take: HTTP 200, a parse error (-32700)
 or an invalid request (-32600).
 
@@ -34,7 +36,13 @@ SERVER_ERROR = -32000
 (-32001 and below) leave free."""
 INTERNAL_ERROR = -32603
 """JSON-RPC's internal error: what A2A names for a server that cannot answer now."""
-REASONS = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 503: "UNAVAILABLE"}
+REASONS = {
+    400: "HOST_NOT_ALLOWED",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    429: "RATE_LIMIT_EXCEEDED",
+    503: "UNAVAILABLE",
+}
 """The ``ErrorInfo`` reason of each status the gate answers with."""
 CHALLENGE = b'Bearer realm="roomkit"'
 """The ``WWW-Authenticate`` challenge of every 401."""
@@ -82,8 +90,15 @@ def _dispatches(route: Any) -> bool:
     return isinstance(owner, JsonRpcDispatcher)
 
 
-async def refuse(send: Send, status: int, message: str, rpc_id: str | int | None) -> None:
-    """Answer a refused request as a JSON-RPC error with ``status``."""
+async def refuse(
+    send: Send,
+    status: int,
+    message: str,
+    rpc_id: str | int | None,
+    *,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    """Answer a refused request as a JSON-RPC error with ``status`` and ``headers``."""
     code = INTERNAL_ERROR if status >= 500 else SERVER_ERROR
     info = {
         "@type": "type.googleapis.com/google.rpc.ErrorInfo",
@@ -97,8 +112,9 @@ async def refuse(send: Send, status: int, message: str, rpc_id: str | int | None
         "error": {"code": code, "message": message, "data": [info]},
     }
     body = json.dumps(answer, separators=(",", ":")).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    sent = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     if status == 401:
-        headers.append((b"www-authenticate", CHALLENGE))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+        sent.append((b"www-authenticate", CHALLENGE))
+    sent.extend(headers)
+    await send({"type": "http.response.start", "status": status, "headers": sent})
     await send({"type": "http.response.body", "body": body})

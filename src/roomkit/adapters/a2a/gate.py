@@ -5,7 +5,11 @@ Each HTTP request's ``Authorization: Bearer`` token goes through the one credent
 :attr:`~roomkit.auth.gate.Use.SESSION`): without a valid, unrevoked person's token the
 request gets a 401 and never reaches the routes; with one, the token's subject is the
 Starlette user the SDK's call context names, so :class:`~roomkit.adapters.a2a.RoomKitExecutor`
-asks and answers as them. The agent card (``/.well-known/...``) is served to anyone.
+asks and answers as them. As on the desk and the AG-UI endpoint, a request whose ``Host`` is
+not a name the door answers to (:class:`~roomkit.auth.traffic.HostRule`, against DNS
+rebinding) gets a 400, and a person over their rate (:class:`~roomkit.auth.traffic.RateLimiter`)
+a 429 with ``Retry-After``. The agent card (``/.well-known/...``) is served to anyone whose
+``Host`` the door answers to.
 
 The caller is admitted before a byte of its body is read: a request without a valid token
 is refused on its head alone, so it cannot make the server read, let alone parse, what it
@@ -19,8 +23,9 @@ read either.
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, MutableMapping
 from typing import Any
 
 from starlette.authentication import SimpleUser
@@ -30,6 +35,7 @@ from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.tokens import resolve_secret
+from roomkit.auth.traffic import HostRule, RateLimiter
 from roomkit.bodies import BODY_METHODS, BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input import HumanInputHandler
@@ -40,6 +46,8 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 PUBLIC_PREFIX = "/.well-known/"
+TOO_MANY = "Too many requests: slow down"
+"""The 429's message, as the AG-UI endpoint's."""
 
 
 class A2AGate:
@@ -49,10 +57,11 @@ class A2AGate:
     A request to one of the SDK's JSON-RPC routes in ``app`` (``create_jsonrpc_routes``,
     found among ``app.routes`` and the apps mounted there) is refused with a JSON-RPC error
     object: a refused credential with the status above (401 keeps its ``WWW-Authenticate``),
+    a foreign ``Host`` (400) or a caller over its rate (429, with ``Retry-After``), each with
     code -32000 and a null ``id`` (its body is not read), a refused body as the SDK refuses
-    one (HTTP 200, -32600 over the size limit, -32700 else). An admitted request with a
-    body whose method no route on its path takes gets its 405 (``text/plain``, with
-    ``Allow``) here, its body unread.
+    one (HTTP 200, -32600 over the size limit, -32700 else); elsewhere these refusals are
+    ``text/plain``. An admitted request whose method no route on its path takes gets its
+    405 (``text/plain``, with ``Allow``) here, its body unread.
 
     Args:
         app: the A2A routes (a Starlette or FastAPI app).
@@ -61,6 +70,14 @@ class A2AGate:
         secret: the desk's secret (else ``ROOMKIT_DESK_SECRET``, else the key file), as
             the desk's option.
         data_dir: where that key file lives, as the desk's option.
+        allowed_hosts: as the desk's option: ``Host`` names answered besides addresses,
+            ``localhost`` and the server's own (others get 400).
+        rate: the requests a person may make per second, on average (then 429).
+        burst: the requests a person may make at once, before ``rate`` applies.
+
+    Raises:
+        TypeError, ValueError: ``allowed_hosts`` is one string, or holds no host name; the
+            secret is too short.
     """
 
     def __init__(
@@ -71,6 +88,9 @@ class A2AGate:
         auth: Authenticator | None = None,
         secret: str | bytes | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        allowed_hosts: Collection[str] | None = None,
+        rate: float = 20.0,
+        burst: int = 40,
     ) -> None:
         if auth is None:
             auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
@@ -81,6 +101,10 @@ class A2AGate:
         self.app = BoundedBodies(app)
         self.json_rpc_app = BoundedBodies(app, refusal=json_rpc_refusal, status=200)
         self.gate = CredentialGate(auth, LinkLedger(handler.ledger))
+        self.hosts = HostRule(allowed_hosts)
+        """The ``Host`` names the door answers to."""
+        self.limiter = RateLimiter(rate, burst)
+        """Each person's requests: ``burst`` at once, then ``rate`` per second."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -88,6 +112,13 @@ class A2AGate:
             return
         routed = route_of(self.routes, scope)
         json_rpc = routed.json_rpc
+        host = next((v for k, v in scope.get("headers") or () if k == b"host"), None)
+        refusal = self.hosts.refusal(
+            None if host is None else host.decode("latin-1"), scope.get("server")
+        )
+        if refusal is not None:
+            await _refuse(send, json_rpc, 400, refusal)
+            return
         if not str(scope.get("path", "")).startswith(PUBLIC_PREFIX):
             header = dict(scope.get("headers") or ()).get(b"authorization", b"")
             scheme, _, token = header.decode("latin-1").partition(" ")
@@ -102,6 +133,11 @@ class A2AGate:
                 message = "The store cannot be reached to check the token"
                 await _refuse(send, json_rpc, 503, message)
                 return
+            wait = self.limiter.take(principal.actor_id)
+            if wait > 0:
+                retry = [(b"retry-after", b"%d" % max(1, math.ceil(wait)))]
+                await _refuse(send, json_rpc, 429, TOO_MANY, headers=retry)
+                return
             scope["user"] = SimpleUser(principal.actor_id)
         if routed.allowed and scope.get("method") in BODY_METHODS:
             # The router would refuse it for its method: its body is not read for that.
@@ -110,18 +146,30 @@ class A2AGate:
         await (self.json_rpc_app if json_rpc else self.app)(scope, receive, send)
 
 
-async def _refuse(send: Send, json_rpc: bool, status: int, message: str) -> None:
+async def _refuse(
+    send: Send,
+    json_rpc: bool,
+    status: int,
+    message: str,
+    *,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
     # The body is not read for a caller not admitted: a JSON-RPC refusal names no id.
     if json_rpc:
-        await refuse(send, status, message, None)
+        await refuse(send, status, message, None, headers=headers)
     else:
-        await _plain(send, status, message)
+        await _plain(send, status, message, extra=headers)
 
 
 async def _plain(
-    send: Send, status: int, message: str, *, allow: frozenset[str] = frozenset()
+    send: Send,
+    status: int,
+    message: str,
+    *,
+    allow: frozenset[str] = frozenset(),
+    extra: Iterable[tuple[bytes, bytes]] = (),
 ) -> None:
-    headers = [(b"content-type", b"text/plain; charset=utf-8")]
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), *extra]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="roomkit"'))
     if allow:
