@@ -214,3 +214,42 @@ async def test_a_method_a_route_does_not_take_is_a_405_without_the_body_being_re
     assert (response.status_code, body.taken) == (405, []), response.text
     assert response.headers["allow"] == allow
     assert world.provider.calls == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("GET", "/acme/tasks/t1:cancel", "POST"),
+        ("HEAD", "/acme/tasks/t1:cancel", "POST"),
+        ("GET", "/tasks/t1:cancel", "POST"),
+        ("DELETE", "/acme/tasks/t1:cancel", "POST"),
+        ("DELETE", "/tasks/t1", "GET, HEAD"),
+        ("PUT", "/tasks/t1/pushNotificationConfigs", "GET, HEAD, POST"),
+        ("POST", "/tasks/t1/pushNotificationConfigs/p1", "DELETE, GET, HEAD"),
+        ("GET", "/acme/message:send", "POST"),
+    ],
+)
+async def test_a_method_a_path_does_not_take_is_a_405_where_the_router_says_404(
+    method: str, path: str, allow: str
+) -> None:
+    """Through the SDK's ``/{tenant}`` mount and beside it, a path whose route does not
+    take the method is a 405 naming the methods it takes, never the SDK's 404: neither a
+    ``GET /tasks/{id}`` reading ``t1:cancel`` as a task id nor the mount taking ``/tasks``
+    as a tenant."""
+    world = World([AIResponse(content="Never.")])
+    async with raw(world, issue_token(SECRET, "alice")) as http:
+        response = await http.request(method, path)
+    assert response.status_code == 405, response.text
+    assert response.headers["allow"] == allow
+
+
+async def test_a_task_is_still_read_by_its_id() -> None:
+    """The routes a path is named by still take their own methods: the task's ``GET``."""
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        read = await http.get(f"/tasks/{task.id}", headers=HEADERS)
+        unknown = await http.get("/tasks/t1", headers=HEADERS)
+    assert read.status_code == 200, read.text
+    assert read.json()["id"] == task.id
+    assert unknown.status_code == 404

@@ -13,12 +13,14 @@ or an invalid request (-32600).
 
 :func:`route_of` tells a request to one of the SDK's JSON-RPC routes (the routes
 ``create_jsonrpc_routes`` makes, served by its ``JsonRpcDispatcher``) from the others, and
-names the methods a path takes when no route there takes the request's own.
+names the methods a path takes when no route there takes the request's own, even where
+Starlette's router would answer it 404 (through the SDK's ``/{tenant}`` mount).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +48,8 @@ REASONS = {
 """The ``ErrorInfo`` reason of each status the gate answers with."""
 CHALLENGE = b'Bearer realm="roomkit"'
 """The ``WWW-Authenticate`` challenge of every 401."""
+_PARAMETER = re.compile(r"{[^}]*}")
+"""A parameter in a route's path template."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,34 +59,59 @@ class Routed:
     json_rpc: bool = False
     """Whether it goes to one of the SDK's JSON-RPC routes (or would, but for its method)."""
     allowed: frozenset[str] = frozenset()
-    """The methods its path takes when no route takes its own: the router answers it 405.
-    Empty when a route takes it, or none takes its path."""
+    """The methods its path takes when no route takes its own: answered 405. Empty when a
+    route takes it, or none takes its path."""
+    taken: bool = False
+    """Whether a route takes it, path and method."""
 
 
 def route_of(app: Any, scope: Scope) -> Routed:
     """Where ``app``'s router sends ``scope``, as Starlette's router matches it (the first
-    full match, else the first match on the path alone), through mounted apps. An app
-    without routes has no JSON-RPC route and takes every method."""
+    full match, else the first match on the path alone), through mounted apps, except where
+    that match would answer a method a route of the path does not take with a 404: a mount
+    that takes the path (the SDK's ``/{tenant}``) but holds no route for it, or a route whose
+    parameter takes a path a more specific route names (``GET /tasks/{id}`` reading
+    ``/tasks/t1:cancel`` as task ``t1:cancel``). Those are the methods' 405. An app without
+    routes has no JSON-RPC route and takes every method."""
     routes = getattr(app, "routes", None)
     return Routed() if routes is None else _matched(routes, scope)
 
 
 def _matched(routes: Iterable[Any], scope: Scope) -> Routed:
     partial: list[Any] = []
+    chosen: tuple[Any, Routed] | None = None
     for route in routes:
         match, child = route.matches(scope)
-        if match is Match.FULL:
+        if match is Match.FULL and chosen is None:
             inner = getattr(route, "routes", None)
             if inner is not None:  # a mount or a host: its own routes decide
-                return _matched(inner, {**scope, **child})
-            return Routed(json_rpc=_dispatches(route))
-        if match is Match.PARTIAL:
+                chosen = (route, _matched(inner, {**scope, **child}))
+            else:
+                chosen = (route, Routed(json_rpc=_dispatches(route), taken=True))
+        elif match is Match.PARTIAL:
             partial.append(route)
+    # Of the routes naming the path, the most specific say what it is: ``/tasks/t1:cancel``
+    # is the cancel route's path, not task ``t1:cancel``.
+    most = max((_literal(route) for route in partial), default=-1)
+    partial = [route for route in partial if _literal(route) == most]
+    if chosen is not None:
+        route, routed = chosen
+        if getattr(route, "routes", None) is not None:
+            # A mount that holds no route for the path gives way to those that name it.
+            if routed.taken or routed.allowed or not partial:
+                return routed
+        elif _literal(route) >= most:
+            return routed
     if not partial:
         return Routed()
     # The 405 names every method the path takes, whichever of its routes takes it.
     allowed = frozenset(m for route in partial for m in getattr(route, "methods", None) or ())
     return Routed(json_rpc=_dispatches(partial[0]), allowed=allowed)
+
+
+def _literal(route: Any) -> int:
+    """How much of ``route``'s path is written out rather than a parameter."""
+    return len(_PARAMETER.sub("", str(getattr(route, "path", ""))))
 
 
 def _dispatches(route: Any) -> bool:

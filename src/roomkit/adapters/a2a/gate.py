@@ -16,9 +16,10 @@ is refused on its head alone, so it cannot make the server read, let alone parse
 sends. On the SDK's JSON-RPC routes every refusal is a JSON-RPC error object, which a
 JSON-RPC client reads (a refused credential's with a null ``id``, since the request was not
 read); on the others (REST) it stays text for a credential and ``{"detail": ...}`` for a
-body. A method a route does not take (``PUT /rpc``, ``DELETE /message:send``) is answered
-405, with the ``Allow`` its path takes, as the SDK's router answers it, and its body is not
-read either.
+body. A method a route does not take (``PUT /rpc``, ``DELETE /message:send``,
+``GET /tasks/{id}:cancel``) is answered 405, with the ``Allow`` its path takes, on the SDK's
+``/{tenant}`` paths as on the others (where the SDK's router would answer 404:
+:func:`~roomkit.adapters.a2a._rpc.route_of`), and its body is not read either.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.tokens import resolve_secret
 from roomkit.auth.traffic import HostRule, RateLimiter
-from roomkit.bodies import BODY_METHODS, BoundedBodies, json_rpc_refusal
+from roomkit.bodies import BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -139,8 +140,9 @@ class A2AGate:
                 await _refuse(send, json_rpc, 429, TOO_MANY, headers=retry)
                 return
             scope["user"] = SimpleUser(principal.actor_id)
-        if routed.allowed and scope.get("method") in BODY_METHODS:
-            # The router would refuse it for its method: its body is not read for that.
+        if routed.allowed:
+            # Refused for its method here, where the router could answer 404 (a mount
+            # taking the path, a parameter taking a verb): its body is not read either.
             await _plain(send, 405, "Method Not Allowed", allow=routed.allowed)
             return
         await (self.json_rpc_app if json_rpc else self.app)(scope, receive, send)
