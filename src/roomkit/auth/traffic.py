@@ -10,6 +10,7 @@ gets nowhere. Neither needs a web framework.
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -19,11 +20,26 @@ __all__ = ["HostRule", "RateLimiter", "host_name", "is_origin"]
 
 
 class RateLimiter:
-    """A token bucket per key: ``burst`` at once, then ``rate`` per second."""
+    """A token bucket per key: ``burst`` at once, then ``rate`` per second.
+
+    Raises:
+        ValueError: ``rate`` is not a positive, finite number, or ``burst`` not a positive
+            int.
+    """
 
     def __init__(
         self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic
     ) -> None:
+        number = not isinstance(rate, bool) and isinstance(rate, int | float)
+        if not number or not 0 < rate < math.inf:
+            raise ValueError(
+                f"rate is the requests a person may make per second: a positive number, "
+                f"got {rate!r}"
+            )
+        if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
+            raise ValueError(
+                f"burst is the requests a person may make at once: a positive int, got {burst!r}"
+            )
         self.rate = rate
         self.burst = burst
         self.clock = clock

@@ -133,3 +133,10 @@ async def test_the_sdks_client_raises_the_429(binding: str) -> None:
     assert isinstance(cause, httpx.HTTPStatusError)
     assert int(cause.response.headers["retry-after"]) >= 1
     assert len(world.provider.calls) == 1
+
+
+@pytest.mark.parametrize(("option", "value"), [("rate", 0), ("burst", 0)])
+def test_a_rate_or_burst_that_is_no_bound_is_refused_at_once(option: str, value: Any) -> None:
+    world = World([])
+    with pytest.raises(ValueError, match=f"^{option} is the requests a person may make"):
+        gated(world, **{option: value})

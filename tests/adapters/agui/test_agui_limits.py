@@ -12,7 +12,10 @@ from agui_front import DONE, Front, interrupts, parse, texts
 
 from roomkit import RoomKit
 from roomkit.adapters.agui import agui_router
+from roomkit.channels.ai import AIChannel
 from roomkit.providers.ai.base import AIResponse
+from roomkit.providers.ai.mock import MockAIProvider
+from roomkit.tools.human_input import HumanInputHandler
 
 LIMIT_CODE = "too_many_messages"
 
@@ -103,3 +106,25 @@ async def test_a_chat_client_sending_one_message_a_run_is_never_refused() -> Non
         assert len(front.provider.calls) == 12
     finally:
         await front.close()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("rate", 0),
+        ("rate", -1.0),
+        ("rate", float("inf")),
+        ("rate", float("nan")),
+        ("rate", True),
+        ("burst", 0),
+        ("burst", 2.5),
+        ("burst", False),
+    ],
+)
+def test_a_rate_or_burst_that_is_no_bound_is_refused_at_once(option: str, value: Any) -> None:
+    kit = RoomKit()
+    kit.register_channel(AIChannel("ai", provider=MockAIProvider([])))
+    with pytest.raises(ValueError, match=f"^{option} is the requests a person may make"):
+        agui_router(
+            kit, agent="ai", handler=HumanInputHandler(), secret="s" * 32, **{option: value}
+        )

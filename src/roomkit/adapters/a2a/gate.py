@@ -78,7 +78,8 @@ class A2AGate:
 
     Raises:
         TypeError, ValueError: ``allowed_hosts`` is one string, or holds no host name; the
-            secret is too short.
+            secret is too short; ``rate`` is no positive number, or ``burst`` no positive
+            int.
     """
 
     def __init__(

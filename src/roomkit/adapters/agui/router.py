@@ -192,7 +192,8 @@ def agui_router(
     Raises:
         TypeError, ValueError: ``channel_id`` is another kind of channel of the kit;
             ``agent`` is no channel of the kit; no handler, or several, to choose from;
-            the secret is too short; ``max_new_messages`` is no positive int.
+            the secret is too short; ``max_new_messages`` is no positive int; ``rate``
+            is no positive number, or ``burst`` no positive int.
     """
     if (
         isinstance(max_new_messages, bool)
