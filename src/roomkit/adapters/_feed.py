@@ -273,10 +273,10 @@ def failures_told(
     replies: list[RoomEvent] = []
     failures: dict[str, TurnFailure] = {}
     for event in events:
-        failed = failed_turn(event)
+        # A person's message whose metadata holds the marker's key is a message to show.
+        failed = failed_turn(event) if ends_failed_turn(event) else None
         if failed is None:
-            if not ends_failed_turn(event):
-                replies.append(event)
+            replies.append(event)
             continue
         if sender not in (None, failed.sender) or what not in (None, failed.what):
             continue
