@@ -77,6 +77,8 @@ def test_origins_are_checked_against_the_host_or_the_list(
         {"max_body": 0},
         {"burst": True},
         {"rate": 0},
+        {"rate": 10**400},
+        {"admin_rate": 1e-320},
         {"auth_timeout": float("inf")},
         {"send_timeout": 0},
     ],

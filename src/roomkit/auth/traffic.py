@@ -10,31 +10,31 @@ gets nowhere. Neither needs a web framework.
 from __future__ import annotations
 
 import ipaddress
-import math
 import re
+import sys
 import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-__all__ = ["HostRule", "RateLimiter", "host_name", "is_origin"]
+__all__ = ["HostRule", "RateLimiter", "host_name", "is_origin", "is_rate"]
 
 
 class RateLimiter:
     """A token bucket per key: ``burst`` at once, then ``rate`` per second.
 
     Raises:
-        ValueError: ``rate`` is not a positive, finite number, or ``burst`` not a positive
+        ValueError: ``rate`` is not a positive number a float holds (nor one so small that
+            a wait for one request is past what a float holds), or ``burst`` not a positive
             int.
     """
 
     def __init__(
         self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        number = not isinstance(rate, bool) and isinstance(rate, int | float)
-        if not number or not 0 < rate < math.inf:
+        if not is_rate(rate):
             raise ValueError(
-                f"rate is the requests a person may make per second: a positive number, "
-                f"got {rate!r}"
+                f"rate is the requests a person may make per second: a positive number "
+                f"from {sys.float_info.min:.1e} to {sys.float_info.max:.1e}, got {rate!r}"
             )
         if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
             raise ValueError(
@@ -67,6 +67,19 @@ class RateLimiter:
             if tokens + (now - then) * self.rate >= full
         ]:
             del self._buckets[key]
+
+
+def is_rate(rate: object) -> bool:
+    """Whether :class:`RateLimiter` takes ``rate``: a positive number whose float, and the
+    wait for one token at it (``1 / rate``), are finite (a larger int would fail every
+    request, a subnormal float every refusal)."""
+    if isinstance(rate, bool) or not isinstance(rate, int | float):
+        return False
+    try:
+        as_float = float(rate)
+    except OverflowError:
+        return False
+    return sys.float_info.min <= as_float <= sys.float_info.max
 
 
 _HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::[0-9]*)?", re.ASCII)

@@ -19,13 +19,14 @@ are re-exported here.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from fastapi.routing import APIRoute
 
-from roomkit.auth.traffic import HostRule, RateLimiter
+from roomkit.auth.traffic import HostRule, RateLimiter, is_rate
 from roomkit.bodies import BodyLimits, BodyRefusedError, bounded_route, load_json
 from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS
 
@@ -119,6 +120,13 @@ class DeskLimits:
             "body_timeout",
         ):
             value = getattr(self, name)
+            if name.endswith("rate"):
+                if not is_rate(value):
+                    raise ValueError(
+                        f"DeskLimits.{name} must be a positive number from "
+                        f"{sys.float_info.min:.1e} to {sys.float_info.max:.1e}, got {value!r}"
+                    )
+                continue
             number = not isinstance(value, bool) and isinstance(value, int | float)
             if not number or not value > 0 or math.isinf(value):
                 raise ValueError(f"DeskLimits.{name} must be a positive number, got {value!r}")

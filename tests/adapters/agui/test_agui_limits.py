@@ -116,6 +116,8 @@ async def test_a_chat_client_sending_one_message_a_run_is_never_refused() -> Non
         ("rate", float("inf")),
         ("rate", float("nan")),
         ("rate", True),
+        pytest.param("rate", 10**400, id="rate-no-float-holds"),
+        pytest.param("rate", 1e-320, id="rate-whose-wait-no-float-holds"),
         ("burst", 0),
         ("burst", 2.5),
         ("burst", False),
