@@ -5,8 +5,9 @@ workflow) may learn that nothing will take it any more (the workflow run ended).
 ``aresolve`` or ``areject`` settles an open request, each check added with
 ``HumanInputHandler.add_answer_check`` reads the request; the first that gives a reason
 has the request withdrawn with it, and the answer is refused as for any request no longer
-open. A check that fails lets the answer through: a check that cannot tell (its service
-unreachable) never stands between a person and a request that may still be wanted.
+open. A check that fails (raises, or gives a reason that is no text a store holds) lets
+the answer through: a check that cannot tell (its service unreachable) never stands
+between a person and a request that may still be wanted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.tools.human_input._checks import check_text
 
 __all__ = ["AnswerCheck", "AnswerChecks"]
 
@@ -69,6 +71,9 @@ class AnswerChecks:
         for check in tuple(self._checks):
             try:
                 reason = await check(request)
+                if reason is not None:
+                    # A reason the store cannot hold is the check's failure, not the answer's.
+                    check_text("an answer check's reason", reason)
             except Exception:
                 logger.exception("An answer check on %s failed; the answer goes on", pending_id)
                 continue

@@ -69,8 +69,9 @@ class Callbacks:
         reason (``arelease(pending_id, reason=...)``: waiters raise
         :class:`RequestWithdrawnError`, its history's ``settled`` entry names the reason)
         and the call returns ``False``, as for any request no longer open; the desk answers
-        409. Checks run in the order added; one that raises is logged and lets the answer
-        through. Returns the undo.
+        409. Checks run in the order added; one that raises, or gives a reason that is no
+        text (not a ``str``, or a lone surrogate), is logged and lets the answer through.
+        Returns the undo.
 
         Raises:
             TypeError: ``check`` is not callable.
