@@ -81,6 +81,8 @@ def test_origins_are_checked_against_the_host_or_the_list(
         {"admin_rate": 1e-320},
         {"auth_timeout": float("inf")},
         {"send_timeout": 0},
+        {"head_timeout": 10**400},
+        {"body_timeout": float("nan")},
     ],
 )
 def test_limits_refuse_nonsense(options: dict) -> None:

@@ -128,8 +128,15 @@ class DeskLimits:
                     )
                 continue
             number = not isinstance(value, bool) and isinstance(value, int | float)
-            if not number or not value > 0 or math.isinf(value):
-                raise ValueError(f"DeskLimits.{name} must be a positive number, got {value!r}")
+            try:
+                seconds = float(value) if number else math.nan
+            except OverflowError:  # an int no float holds
+                seconds = math.inf
+            if not 0 < seconds < math.inf:
+                raise ValueError(
+                    f"DeskLimits.{name} must be a positive number of seconds, and finite, "
+                    f"got {value!r}"
+                )
 
     @property
     def bodies(self) -> BodyLimits:
