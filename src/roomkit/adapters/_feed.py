@@ -30,7 +30,7 @@ from roomkit.auth.access import Access
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
-from roomkit.core.failed_turns import FailedTurn, ends_failed_turn, fail_turns_of, failed_turn
+from roomkit.core.failed_turns import FailedTurn, fail_turns_of, failed_turn
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import end_turns_of as end_message_turns
 from roomkit.core.store import turn_journal
@@ -273,8 +273,7 @@ def failures_told(
     replies: list[RoomEvent] = []
     failures: dict[str, TurnFailure] = {}
     for event in events:
-        # A person's message whose metadata holds the marker's key is a message to show.
-        failed = failed_turn(event) if ends_failed_turn(event) else None
+        failed = failed_turn(event)  # a person's message holding the key is one to show
         if failed is None:
             replies.append(event)
             continue

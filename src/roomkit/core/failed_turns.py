@@ -41,14 +41,18 @@ class FailedTurn:
 
 
 def ends_failed_turn(event: RoomEvent) -> bool:
-    """Whether ``event`` ends a failed turn (then it is no message of the conversation): a
-    channel's own event with a whole marker; a person's message whose metadata happens to
-    hold the key stays in the conversation."""
-    return event.sender_id == event.channel_id and failed_turn(event) is not None
+    """Whether ``event`` ends a failed turn (then it is no message of the conversation)."""
+    return failed_turn(event) is not None
 
 
 def failed_turn(event: RoomEvent) -> FailedTurn | None:
-    """The failure ``event`` records; ``None`` when it records none (any other event)."""
+    """The failure ``event`` records; ``None`` when it records none (any other event).
+
+    Only a channel's own event with a whole marker records one: a person's message whose
+    metadata happens to hold the key is a message of the conversation.
+    """
+    if event.sender_id != event.channel_id:
+        return None
     marker = event.metadata.get(TURN_FAILED)
     if not isinstance(marker, dict):
         return None

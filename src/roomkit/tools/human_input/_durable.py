@@ -146,7 +146,7 @@ class DurableWaits:
         """
         mine = self.mine
         unwaited = [pending_id for pending_id in mine.records if pending_id not in self._waiters]
-        mine.reviewed()
+        mine.reviewed()  # before the read: a create meanwhile starts no second look
         try:
             stored = await self.store.fetch_many(unwaited)
         except StoreError as error:
