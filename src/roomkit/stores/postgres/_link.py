@@ -35,6 +35,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.stores._opening import SharedOpening
 from roomkit.stores.postgres._migrate import Migrations, migrate, version_table
+from roomkit.stores.postgres._silence import Silence, drop
 from roomkit.stores.postgres._too_long import too_long_error
 
 __all__ = [
@@ -314,17 +315,24 @@ class Link:
         try:
             async with db:
                 limit = SILENCE if bound is None else bound
+                silence = Silence(db, limit)
                 try:
-                    async with asyncio.timeout(limit):
-                        yield db
-                except TimeoutError:
+                    async with asyncio.timeout(None) as cut:
+                        silence.start(cut)
+                        try:
+                            yield db
+                        finally:
+                            silence.stop()
+                except LOST as error:
+                    if not silence.struck:
+                        raise
                     # The server stopped answering on an open connection (frozen, or cut
                     # off with no reset): the connection is dropped before its ROLLBACK,
                     # which would wait as long, and the call left in doubt.
-                    _drop(db)
+                    drop(db)
                     raise TimeoutError(
                         f"no answer within {limit:g} s on an open connection"
-                    ) from None
+                    ) from error
         except psycopg.errors.ProgramLimitExceeded as error:
             # SQLSTATE class 54 is an OperationalError to psycopg, yet the server answered:
             # a value past what it holds (an index entry) is no outage, and no retry helps.
@@ -408,13 +416,6 @@ class Link:
             f"the PostgreSQL store at {self.where} is unavailable ({_first_line(error)}): "
             f"check that the server runs and accepts connections"
         )
-
-
-def _drop(db: AsyncConnection[Any]) -> None:
-    """Close ``db`` without a word to its server (which is not answering): the pool then
-    discards it rather than hand it out again."""
-    with contextlib.suppress(Exception):
-        db.pgconn.finish()
 
 
 def _spoke(db: AsyncConnection[Any]) -> bool:
