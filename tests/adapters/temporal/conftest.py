@@ -156,10 +156,17 @@ class World:
         async with httpx.AsyncClient(transport=transport, base_url="http://desk") as desk:
             return await desk.post(f"/api/requests/{pending_id}/answer", json=body, headers=headers)
 
-    async def start(self, workflow: Any, arg: Any = None, *, id: str | None = None) -> Any:
+    async def start(
+        self, workflow: Any, arg: Any = None, *, id: str | None = None, **options: Any
+    ) -> Any:
+        """Start ``workflow`` on the world's task queue; ``options`` go to ``start_workflow``."""
         args = [] if arg is None else [arg]
         return await self.client.start_workflow(
-            workflow, args=args, id=id or f"wf-{uuid.uuid4().hex[:8]}", task_queue=self.task_queue
+            workflow,
+            args=args,
+            id=id or f"wf-{uuid.uuid4().hex[:8]}",
+            task_queue=self.task_queue,
+            **options,
         )
 
     async def close(self) -> None:

@@ -6,6 +6,7 @@ refused, and reaches the workflow once a worker runs it again."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -18,9 +19,14 @@ from roomkit.adapters.temporal import TemporalUpdates, update_id_of
 from roomkit.notify import DeliveryError, Notice
 
 SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+_TASK_TIMEOUT = timedelta(seconds=2)
+"""The run's workflow task timeout. The worker reports only the first failure of a task;
+each later attempt of it fails silently and is tried again once this timeout passes. Temporal
+refuses updates from the third attempt on, and the fixed worker gets the fourth: both come
+two timeouts after the first failure (Temporal's 10 s default would make that 20 s)."""
 _ATTEMPTS = 60
 """Update calls of one second each, at most, before Temporal stops waiting for the failing
-task and refuses the update (it does after ten seconds or so)."""
+task and refuses the update (it does after two task timeouts or so)."""
 
 
 def delivered(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -50,7 +56,7 @@ async def test_an_answer_given_while_the_workflow_task_fails_reaches_the_workflo
     world: World,
 ) -> None:
     async with running(world.worker(Ask, max_cached_workflows=0)):
-        handle = await world.start(Ask, {"timeout": 3600})
+        handle = await world.start(Ask, {"timeout": 3600}, task_timeout=_TASK_TIMEOUT)
         pending_id = await world.created.next()
         await wait_for_event(handle, waiting)
     surface = TemporalUpdates(world.client, rpc_timeout=1.0)
