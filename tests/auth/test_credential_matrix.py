@@ -4,9 +4,11 @@
 
 The surfaces are read from the apps' own routes (the desk with its chat and Slack routes,
 and ``roomkit mcp --http``'s app), so a route added without a row here fails
-:func:`test_every_route_has_a_row`. Each cell runs on a desk of its own (a request asked of
-alice in a room of alice and bob), so that what one credential spends or settles never
-decides another cell; ``/metrics`` is asked from off the loopback, where it takes a token.
+:func:`test_every_route_has_a_row`. A surface's cells share one desk (a room of alice and
+bob; one server for the WebSocket and ``/mcp``), but each cell asks a request of its own of
+alice and brings a credential of its own, so that what one credential spends or settles
+never decides another cell; ``/metrics`` is asked from off the loopback, where it takes a
+token.
 """
 
 from __future__ import annotations
@@ -167,33 +169,46 @@ def headers_of(token: str | None) -> dict[str, str]:
     return {} if token is None else {"Authorization": f"Bearer {token}"}
 
 
-async def desk_status(surface: str, kind: str) -> int:
-    """The status ``surface`` of a desk of its own answers a credential of ``kind``."""
+BODIES = {
+    "/answer": {"answer": "blue"},
+    "/reject": {"reason": "no"},
+    "/messages": {"text": "hello"},
+    "/subscriptions": {"endpoint": "https://push.example.net/p/1"},
+}
+"""The body each surface that takes one is sent, by the end of its path."""
+
+
+async def desk_statuses(surface: str) -> tuple[int, ...]:
+    """The status ``surface`` of a desk answers each credential of :data:`KINDS`, each on a
+    request of its own."""
     world = desk_world()
     await world.room("room", "alice", "bob")
+    method, _, path = surface.partition(" ")
+    if method == "WS":
+        async with serve(world.app) as base:
+            return tuple([await socket_status(world, base, kind) for kind in KINDS])
+    body = next((b for end, b in BODIES.items() if path.endswith(end)), None)
+    transport = httpx.ASGITransport(app=world.app, client=("203.0.113.9", 40000))
+    statuses: list[int] = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
+        for kind in KINDS:
+            request_id = await world.ask(actor_id="alice")
+            token = await credential(kind, world.handler, request_id)
+            reply = await client.request(
+                method,
+                path.format(request_id=request_id, room_id="room", grant_id="g-none"),
+                json=body if method != "GET" else None,
+                headers=headers_of(token),
+            )
+            statuses.append(reply.status_code)
+    return tuple(statuses)
+
+
+async def socket_status(world: World, base: str, kind: str) -> int:
+    """The status the desk's WebSocket at ``base`` answers a credential of ``kind``."""
     request_id = await world.ask(actor_id="alice")
     token = await credential(kind, world.handler, request_id)
-    method, _, path = surface.partition(" ")
-    path = path.format(request_id=request_id, room_id="room", grant_id="g-none")
-    if method == "WS":
-        return await socket_status(world, token)
-    bodies = {
-        "/answer": {"answer": "blue"},
-        "/reject": {"reason": "no"},
-        "/messages": {"text": "hello"},
-        "/subscriptions": {"endpoint": "https://push.example.net/p/1"},
-    }
-    body = next((b for end, b in bodies.items() if path.endswith(end)), None)
-    transport = httpx.ASGITransport(app=world.app, client=("203.0.113.9", 40000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as client:
-        reply = await client.request(
-            method, path, json=body if method != "GET" else None, headers=headers_of(token)
-        )
-    return reply.status_code
-
-
-async def socket_status(world: World, token: str | None) -> int:
-    async with serve(world.app) as base, connect(ws_url(base)) as ws:
+    async with connect(ws_url(base)) as ws:
         await ws.send(json.dumps({"type": "auth", "token": token}))
         try:
             frame = json.loads(await ws.recv())
@@ -216,30 +231,32 @@ INITIALIZE = {
 }
 
 
-async def mcp_status(surface: str, kind: str) -> int:
-    """The status ``roomkit mcp --http``'s app answers a credential of ``kind``."""
+async def mcp_statuses(surface: str) -> tuple[int, ...]:
+    """The status ``roomkit mcp --http``'s app answers each credential of :data:`KINDS`."""
     handler = HumanInputHandler()
-    app = mcp_app(handler)
-    token = await credential(kind, handler, "some-request")
     method = surface.partition(" ")[0]
-    async with serve(app, lifespan="on") as base, httpx.AsyncClient() as http:  # type: ignore[arg-type]
-        reply = await http.request(
-            method,
-            f"{base}/mcp",
-            json=INITIALIZE if method == "POST" else None,
-            headers={
-                **headers_of(token),
-                "Accept": "application/json, text/event-stream",
-                "mcp-protocol-version": "2025-11-25",
-            },
-        )
-    return reply.status_code
+    statuses: list[int] = []
+    async with serve(mcp_app(handler), lifespan="on") as base, httpx.AsyncClient() as http:  # type: ignore[arg-type]
+        for kind in KINDS:
+            token = await credential(kind, handler, "some-request")
+            reply = await http.request(
+                method,
+                f"{base}/mcp",
+                json=INITIALIZE if method == "POST" else None,
+                headers={
+                    **headers_of(token),
+                    "Accept": "application/json, text/event-stream",
+                    "mcp-protocol-version": "2025-11-25",
+                },
+            )
+            statuses.append(reply.status_code)
+    return tuple(statuses)
 
 
 @pytest.mark.parametrize("surface", sorted(MATRIX))
 async def test_each_credential_gets_its_status_on_each_surface(surface: str) -> None:
-    status_of: Callable[[str, str], Awaitable[int]] = (
-        mcp_status if surface.endswith(" /mcp") else desk_status
+    statuses_of: Callable[[str], Awaitable[tuple[int, ...]]] = (
+        mcp_statuses if surface.endswith(" /mcp") else desk_statuses
     )
-    observed = tuple([await status_of(surface, kind) for kind in KINDS])
+    observed = await statuses_of(surface)
     assert dict(zip(KINDS, observed, strict=True)) == dict(zip(KINDS, MATRIX[surface], strict=True))
