@@ -18,10 +18,11 @@ __all__ = ["SharedOpening"]
 class SharedOpening:
     """The attempt under way, if any, for the calls that join it."""
 
-    __slots__ = ("_attempt",)
+    __slots__ = ("_attempt", "_waiting")
 
     def __init__(self) -> None:
         self._attempt: asyncio.Task[None] | None = None
+        self._waiting = 0
 
     async def join(self, attempt: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Wait for the attempt under way, or start ``attempt()`` when there is none.
@@ -39,7 +40,24 @@ class SharedOpening:
             # When every caller has left (Ctrl-C while a server does not answer), no one
             # reads the attempt's failure: it is theirs, not the loop's to log at exit.
             running.add_done_callback(_read_outcome)
-        await asyncio.shield(running)
+        self._waiting += 1
+        try:
+            await asyncio.shield(running)
+        finally:
+            self._waiting -= 1
+
+    async def abandon(self) -> None:
+        """Cancel the attempt under way if no call waits on it any more (each was cancelled:
+        Ctrl-C while a server does not answer), and wait until it has ended, so that closing
+        the store does not sit out the attempt's connect timeout. An attempt a call still
+        waits on runs on for it."""
+        running = self._attempt
+        if running is None or running.done() or self._waiting:
+            return
+        if running.get_loop() is not asyncio.get_running_loop():
+            return
+        running.cancel()
+        await asyncio.wait({running})
 
 
 def _read_outcome(attempt: asyncio.Task[None]) -> None:

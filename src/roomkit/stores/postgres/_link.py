@@ -277,6 +277,8 @@ class Link:
 
     async def close(self) -> None:
         """Close the pool if it is the link's own; idempotent."""
+        # An opening every caller left holds the lock until its connect times out.
+        await self._opening.abandon()
         async with self._lock:
             self._opened = False
             self._closed = self._stays_closed
