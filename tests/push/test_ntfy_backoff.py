@@ -24,6 +24,9 @@ GUARD = 30.0
 """Seconds a test waits for what must come before it fails instead of hanging."""
 # The surface's own retries: one second, far shorter than a 429's quiet.
 SECOND = Retry(first=1.0, cap=1.0, jitter=0.0)
+POLL = 0.05
+"""Seconds between the notifier's looks at its outbox: what is due once the test moves the
+store's clock goes out at the next look."""
 
 
 class Clock:
@@ -89,7 +92,11 @@ async def test_a_429_leaves_the_server_alone_for_a_minute_for_every_topic(
     async with NtfyServer() as server:
         server.status["POST"] = 429
         notifier = Notifier(
-            handler, [Ntfy(server.url, TOPIC, retry=SECOND)], desk_url=DESK, link_secret=SECRET
+            handler,
+            [Ntfy(server.url, TOPIC, retry=SECOND)],
+            desk_url=DESK,
+            link_secret=SECRET,
+            poll=POLL,
         )
         async with notifier:
             await bob_quieted_then_both_sent(handler, clock, server, notifier)
@@ -108,7 +115,11 @@ async def test_each_429_in_a_row_doubles_the_quiet(
     async with NtfyServer() as server:
         server.status["POST"] = 429
         notifier = Notifier(
-            handler, [Ntfy(server.url, TOPIC, retry=SECOND)], desk_url=DESK, link_secret=SECRET
+            handler,
+            [Ntfy(server.url, TOPIC, retry=SECOND)],
+            desk_url=DESK,
+            link_secret=SECRET,
+            poll=POLL,
         )
         async with notifier:
             await ask(handler, "bob")
@@ -146,7 +157,7 @@ async def test_every_surface_sending_to_the_server_leaves_it_alone_after_a_429(
             retry=SECOND,
             name="ntfy-team",
         )
-        notifier = Notifier(handler, [people, team], desk_url=DESK, link_secret=SECRET)
+        notifier = Notifier(handler, [people, team], desk_url=DESK, link_secret=SECRET, poll=POLL)
         async with notifier:
             await bob_quieted_then_both_sent(handler, clock, server, notifier)
     topics = sorted(r.body["topic"] for r in server.requests[1:] if r.body is not None)
@@ -187,7 +198,11 @@ async def test_a_429_seen_on_another_clock_counts_on_the_stores(
         server.status["POST"] = 429
         apart = Ntfy(server.url, TOPIC)
         notifier = Notifier(
-            handler, [Ntfy(server.url, TOPIC, retry=SECOND)], desk_url=DESK, link_secret=SECRET
+            handler,
+            [Ntfy(server.url, TOPIC, retry=SECOND)],
+            desk_url=DESK,
+            link_secret=SECRET,
+            poll=POLL,
         )
         async with notifier:
             with pytest.raises(DeliveryError, match="429"):
