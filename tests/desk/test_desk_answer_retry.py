@@ -108,12 +108,14 @@ async def test_an_answer_the_frozen_store_never_acknowledged_gets_503_saying_so(
     """The server freezes as the settle reaches it: the desk answers 503 once the store's
     timeout has passed, saying that whether the answer counted is unknown; once the server runs, the
     settle it held is recorded, and the same answer sent again gets 200, another 409."""
+    prefix = f"desk{os.urandom(4).hex()}"
     with running_redis(tmp_path) as server:
         try:
             async with (
                 asyncio.timeout(30),
                 Relay(server.port) as relay,
-                RedisStore(relay.url, prefix=f"desk{os.urandom(4).hex()}", settle_retry=0) as store,
+                # A one-second timeout rather than the default 5 s, which the frozen call sits out.
+                RedisStore(relay.url, prefix=prefix, settle_retry=0, timeout=1.0) as store,
             ):
                 world = World(handler=HumanInputHandler(store=store))
                 await world.room("room", "alice", "bob")
