@@ -43,7 +43,9 @@ def subscribe(data_dir: Path, actor: str, subscription: dict[str, object]) -> No
 
 
 def notifier_of(handler: HumanInputHandler, push: WebPush) -> Notifier:
-    return Notifier(handler, [push], desk_url=DESK, link_secret=SECRET)
+    """A notifier that looks again every 50 ms: an ending whose question's delivery is still
+    being recorded goes out at the next look."""
+    return Notifier(handler, [push], desk_url=DESK, link_secret=SECRET, poll=0.05)
 
 
 async def shown_on(handler: HumanInputHandler, pending_id: str) -> list[str | None]:
