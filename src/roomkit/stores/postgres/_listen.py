@@ -7,6 +7,11 @@ Notifications are only hints, so nothing is kept for a channel while its connect
 each time the connection LISTENs again (the first time, after a reconnect, when a channel
 joins), its feeds are told to resync.
 
+The hub's task waits for the connection's socket to become readable, or for a channel to
+join or leave, whichever comes first; it reads notifications only once the socket is
+readable, so a join never interrupts a read. A join is therefore live (LISTENed, its feed
+told to resync) as soon as the task runs, without waiting for a quiet spell to end.
+
 Where LISTEN is refused, or accepted but never delivers (PgBouncer in transaction mode
 hands the listening server connection to other clients between transactions, and drops
 what it hears meanwhile), the feeds poll instead. Each new connection therefore checks
@@ -33,10 +38,9 @@ logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 _LOST = (psycopg.OperationalError, psycopg.InterfaceError, OSError)
 LISTENER = "roomkit listener"
 """The application name of the listening connection, unless the DSN names one."""
-_TURN = 0.1
-"""Seconds the hub waits for notifications before it looks for channels to (un)listen."""
 _KEEPALIVE = 10.0
-"""Seconds of silence after which the hub checks that its connection is alive."""
+"""Seconds without a read or a statement after which the hub checks that its connection is
+alive."""
 _BACKOFF, _BACKOFF_CAP = 0.05, 2.0
 _PROBE_TIMEOUT = 2.0
 """Seconds a new listening connection waits for its test notification before it concludes
@@ -69,6 +73,8 @@ class Hub:
         # Callbacks that joined since the last LISTEN round: told to resync once it is live.
         self._fresh: list[tuple[str, Deliver]] = []
         self._task: asyncio.Task[None] | None = None
+        # Resolved to wake the task's wait: by the socket turning readable, or a join or leave.
+        self._bell: asyncio.Future[None] | None = None
         self.refused: BaseException | None = None
         """Why the server refused LISTEN, once it did."""
 
@@ -96,6 +102,7 @@ class Hub:
             raise Refused(str(self.refused))
         self._channels.setdefault(channel, []).append(deliver)
         self._fresh.append((channel, deliver))
+        self._ring()
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(
                 self._run(), name=f"roomkit postgres listener {self._where}"
@@ -109,6 +116,7 @@ class Hub:
         if not callbacks:
             self._channels.pop(channel, None)
         if self._channels:
+            self._ring()
             return
         task, self._task = self._task, None
         hubs = self._hubs.get(asyncio.get_running_loop(), {})
@@ -165,17 +173,64 @@ class Hub:
 
     async def _serve(self, db: AsyncConnection[Any]) -> None:
         await self._probe(db)
-        quiet = 0.0
+        loop = asyncio.get_running_loop()
+        quiet_until = loop.time() + _KEEPALIVE
         while self._channels:
-            await self._update(db)
-            heard = False
-            async for notice in db.notifies(timeout=_TURN):
-                heard = True
-                self._tell(notice.channel, notice.payload)
-            quiet = 0.0 if heard else quiet + _TURN
-            if quiet >= _KEEPALIVE:
+            if await self._update(db):
+                quiet_until = loop.time() + _KEEPALIVE
+            # What arrived during the statements waits in psycopg's backlog, and what is on
+            # the socket is read now: the wait below only sees what is still to come.
+            await self._drain(db)
+            if await self._idle(db, quiet_until - loop.time()):
+                quiet_until = loop.time() + _KEEPALIVE
+            elif loop.time() >= quiet_until:
                 await db.execute("SELECT 1")
-                quiet = 0.0
+                quiet_until = loop.time() + _KEEPALIVE
+
+    async def _drain(self, db: AsyncConnection[Any]) -> None:
+        """Deliver the notifications received so far, without waiting for more."""
+        async for notice in db.notifies(timeout=0):
+            self._tell(notice.channel, notice.payload)
+
+    async def _idle(self, db: AsyncConnection[Any], timeout: float) -> bool:
+        """Wait until ``db``'s socket is readable, a channel joins or leaves, or ``timeout``.
+
+        Only the socket's readiness is watched, nothing is read: the caller reads once this
+        returns, so a wake-up never interrupts a read in progress.
+
+        Returns:
+            Whether the socket is readable.
+        """
+        if self._stale() or timeout <= 0:
+            return False
+        loop = asyncio.get_running_loop()
+        readable = False
+
+        def ready() -> None:
+            nonlocal readable
+            readable = True
+            self._ring()
+
+        self._bell = bell = loop.create_future()
+        fileno = db.fileno()
+        loop.add_reader(fileno, ready)
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await bell
+        finally:
+            loop.remove_reader(fileno)
+            self._bell = None
+        return readable
+
+    def _ring(self) -> None:
+        """Wake the task's wait, if it waits."""
+        if self._bell is not None and not self._bell.done():
+            self._bell.set_result(None)
+
+    def _stale(self) -> bool:
+        """Whether channels joined or left since the last LISTEN round."""
+        return bool(self._fresh) or self._listening != set(self._channels)
 
     async def _probe(self, db: AsyncConnection[Any]) -> None:
         """Check that a notification sent from another connection reaches ``db``.
@@ -211,13 +266,18 @@ class Hub:
             self._tell(name, None)
         raise Refused(str(error)) from error
 
-    async def _update(self, db: AsyncConnection[Any]) -> None:
-        """LISTEN to the channels that joined, UNLISTEN those left; resync the new ones."""
+    async def _update(self, db: AsyncConnection[Any]) -> bool:
+        """LISTEN to the channels that joined, UNLISTEN those left; resync the new ones.
+
+        Returns:
+            Whether a statement ran.
+        """
         wanted = set(self._channels)
-        for channel in sorted(self._listening - wanted):
+        gone, new = sorted(self._listening - wanted), sorted(wanted - self._listening)
+        for channel in gone:
             await db.execute(f'UNLISTEN "{channel}"')
             self._listening.discard(channel)
-        for channel in sorted(wanted - self._listening):
+        for channel in new:
             try:
                 await db.execute(f'LISTEN "{channel}"')
             except psycopg.errors.FeatureNotSupported as error:
@@ -225,8 +285,14 @@ class Hub:
             self._listening.add(channel)
         fresh, self._fresh = self._fresh, []
         for channel, deliver in fresh:
-            if deliver in self._channels.get(channel, ()):
+            if deliver not in self._channels.get(channel, ()):
+                continue
+            if channel in self._listening:
                 deliver(None)
+            else:
+                # Joined while the statements ran: told once its LISTEN has run, next round.
+                self._fresh.append((channel, deliver))
+        return bool(gone or new)
 
 
 def _line(error: BaseException) -> str:
