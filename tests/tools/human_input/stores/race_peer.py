@@ -53,7 +53,7 @@ def _open(kind: str, where: str, prefix: str) -> Any:
     return RedisStore(where, prefix=prefix, backstop_interval=0.05)
 
 
-async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any]) -> Any:
+async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any], stop: asyncio.Event) -> Any:
     op = plan["op"]
     if op == "settle":
         return await asyncio.gather(*(_settle(handler, *call) for call in plan["calls"]))
@@ -98,8 +98,6 @@ async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any]) -> Any:
     if op == "notify":
         from roomkit.notify import Notifier, Retry, Webhook
 
-        stop = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         webhook = Webhook(plan["url"], plan["secret"], retry=Retry(first=0.05, cap=0.2))
         async with Notifier(handler, [webhook], lease=30.0, poll=0.1):
             await stop.wait()
@@ -138,11 +136,16 @@ def _directory(plan: dict[str, Any]) -> Directory | None:
 
 async def main(kind: str, where: str, prefix: str, plan_text: str) -> None:
     plan = json.loads(plan_text)
+    stop = asyncio.Event()
+    if plan["op"] == "notify":
+        # The test may send SIGTERM as soon as another peer has delivered everything, even
+        # before this one has read its "go": the notifier stops whenever it comes.
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with _open(kind, where, prefix) as store:
         handler = HumanInputHandler(store=store, directory=_directory(plan))
         print("ready", flush=True)
         sys.stdin.readline()
-        done = await _carry_out(handler, plan)
+        done = await _carry_out(handler, plan, stop)
         print(json.dumps(done), flush=True)
         if plan.get("then") == "die":
             os.kill(os.getpid(), signal.SIGKILL)

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import sys
 import time
-from asyncio.subprocess import Process
 from pathlib import Path
 from typing import Any
 
 from tests.notify.receiver import Receiver
+from tests.tools.human_input.stores.peer_processes import Peer
+from tests.tools.human_input.stores.peer_processes import start as start_peer
 from tests.tools.human_input.stores.store_kit import Backend, Changes
 
 from roomkit import HumanInputHandler
@@ -37,42 +36,28 @@ PENDING = PendingInputStatus.PENDING
 
 async def ready(
     backend: Backend, *plans: dict[str, Any], elsewhere: list[str] | None = None
-) -> list[Process]:
+) -> list[Peer]:
     """Each plan in a process of its own, every one ready and waiting to be let go; each
     opens the store ``elsewhere`` names (kind, location, prefix), else the backend's."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
     peers = [
-        await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "tests.tools.human_input.stores.race_peer",
-            *(elsewhere or backend.elsewhere),
-            json.dumps(plan),
-            cwd=ROOT,
-            env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
+        await start_peer(ROOT, *(elsewhere or backend.elsewhere), json.dumps(plan))
         for plan in plans
     ]
     async with asyncio.timeout(PATIENCE):
         for peer in peers:
-            assert peer.stdout is not None
             assert await peer.stdout.readline() == b"ready\n"
     return peers
 
 
-async def let_go(peers: list[Process]) -> None:
+async def let_go(peers: list[Peer]) -> None:
     """Let every peer go, all at once."""
     for peer in peers:
-        assert peer.stdin is not None
         peer.stdin.write(b"go\n")
     for peer in peers:
-        assert peer.stdin is not None
         await peer.stdin.drain()
 
 
-async def outcome(peer: Process, *, exit_code: int = 0) -> Any:
+async def outcome(peer: Peer, *, exit_code: int = 0) -> Any:
     """What ``peer`` printed once it ends with ``exit_code`` (``None`` if nothing)."""
     async with asyncio.timeout(PATIENCE):
         out, _ = await peer.communicate()
