@@ -37,8 +37,8 @@ from roomkit import (
     WebSocketChannel,
 )
 from roomkit.channels.ai import AIChannel
-from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AIToolCall
+from roomkit.stores import close_stores, open_url
 
 ROOM = "logo"
 ACTOR = "alice"
@@ -75,7 +75,7 @@ def say(line: str) -> None:
 
 
 async def main(url: str) -> None:
-    questions, rooms = open_stores(url)
+    questions, rooms = open_url(url)
     kit = RoomKit(store=rooms)
     human = HumanInputToolHandler(
         {"AskUserQuestion"}, handler=HumanInputHandler(store=questions), tool_definitions=[ASK]
