@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from roomkit.version import DISTRIBUTION
@@ -85,6 +84,9 @@ def from_checkout() -> bool:
     """Whether this roomkit runs from a checkout: installed editable, or its sources on the
     path with no package installed, rather than the files an installed package put in place.
     Looked at once, when a line first needs it."""
+    # Imported here: most processes never word a missing extra, and need no package metadata.
+    from importlib.metadata import PackageNotFoundError, distribution
+
     here = Path(__file__).resolve().parent / "__init__.py"
     try:
         installed = distribution(DISTRIBUTION).locate_file("roomkit/__init__.py")

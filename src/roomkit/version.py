@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["DISTRIBUTION", "package_version"]
 
@@ -15,6 +14,9 @@ DISTRIBUTION = "roomkit-hitl"
 def package_version() -> str:
     """The version of the installed roomkit (``"0.1.0"``); ``""`` when roomkit runs from
     sources that were never installed, so have no metadata."""
+    # Imported here: reading package metadata is left to the processes that ask for it.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:

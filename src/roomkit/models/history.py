@@ -62,7 +62,8 @@ def _now() -> str:
 class Entry(BaseModel):
     """What every history entry holds."""
 
-    model_config = ConfigDict(frozen=True, extra="allow", strict=True)
+    # Each kind's validator is built when it is first used, not when roomkit is imported.
+    model_config = ConfigDict(frozen=True, extra="allow", strict=True, defer_build=True)
 
     type: str
     """The kind of entry: the discriminator."""
@@ -356,7 +357,7 @@ ENTRY_MODELS: Mapping[str, type[Entry]] = {
 ENTRY_TYPES: frozenset[str] = frozenset(ENTRY_MODELS)
 """The types of entry a history holds."""
 
-_ENTRY: TypeAdapter[Any] = TypeAdapter(HistoryEntry)
+_ENTRY: TypeAdapter[Any] = TypeAdapter(HistoryEntry, config=ConfigDict(defer_build=True))
 
 
 def parse_entry(value: Mapping[str, Any] | str | bytes) -> HistoryEntry:

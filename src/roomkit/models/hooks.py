@@ -34,7 +34,7 @@ class HookResult(BaseModel):
     Returning ``None`` from a hook counts as :meth:`allow`.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     action: Literal["allow", "block", "modify"] = "allow"
     """``allow`` lets the event through, ``block`` stops the chain, ``modify`` replaces it."""

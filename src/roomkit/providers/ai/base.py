@@ -15,6 +15,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+# Every model here builds its validator when first used (``defer_build``): a process that
+# imports roomkit without calling a model (a ``roomkit`` command) never builds one.
+
 __all__ = [
     "AIContentPart",
     "AIContext",
@@ -34,7 +37,7 @@ __all__ = [
 class AITool(BaseModel):
     """A tool offered to the model: its name, what it does and its JSON Schema parameters."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     name: str
     """The name the model calls the tool by."""
@@ -50,7 +53,7 @@ class ServedCall(BaseModel):
     The channel reports such a call as it is and serves it no further: no gate, no handler.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     result: str = ""
     """What the tool returned, as the model read it."""
@@ -60,6 +63,8 @@ class ServedCall(BaseModel):
 
 class AIToolCall(BaseModel):
     """A tool call the model made, as the provider reports it."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     """The provider-assigned call id; the result goes back under it."""
@@ -78,6 +83,8 @@ class AIToolCall(BaseModel):
 class AITextPart(BaseModel):
     """Text inside a message."""
 
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["text"] = "text"
     """The part's discriminator."""
     text: str
@@ -86,6 +93,8 @@ class AITextPart(BaseModel):
 
 class AIToolCallPart(BaseModel):
     """A tool call inside an assistant message, kept so the model sees what it asked."""
+
+    model_config = ConfigDict(defer_build=True)
 
     type: Literal["tool_call"] = "tool_call"
     """The part's discriminator."""
@@ -104,6 +113,8 @@ class AIToolResultPart(BaseModel):
     (``AIToolResultPart(tool_call_id=..., name=..., result="42")``) and readable as a
     property. The part serialises under ``content``.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     type: Literal["tool_result"] = "tool_result"
     """The part's discriminator."""
@@ -130,6 +141,8 @@ AIContentPart = Annotated[
 
 class AIMessage(BaseModel):
     """One message of the conversation the model reads."""
+
+    model_config = ConfigDict(defer_build=True)
 
     role: Literal["system", "user", "assistant", "tool"]
     """Who speaks: ``tool`` messages carry tool results."""
@@ -210,7 +223,7 @@ class AIMessage(BaseModel):
 class AIContext(BaseModel):
     """Everything a provider needs for one generation."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     messages: list[AIMessage] = Field(default_factory=list)
     """The conversation so far, oldest first."""
@@ -231,6 +244,8 @@ class AIContext(BaseModel):
 class AIUsage(BaseModel):
     """Tokens a generation consumed."""
 
+    model_config = ConfigDict(defer_build=True)
+
     input_tokens: int = 0
     """Tokens read."""
     output_tokens: int = 0
@@ -239,6 +254,8 @@ class AIUsage(BaseModel):
 
 class AIResponse(BaseModel):
     """What the model answered: text, tool calls, or both."""
+
+    model_config = ConfigDict(defer_build=True)
 
     content: str = ""
     """The text the model wrote."""
