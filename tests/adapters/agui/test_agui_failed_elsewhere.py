@@ -78,7 +78,8 @@ async def test_a_turn_failing_in_another_process_ends_the_resume_in_run_error(
         await rooms.close()
     here = await failed_here()
     error = events[-1]
-    assert (error.type, error.code) == (EventType.RUN_ERROR, "turn_failed")
+    # The whole event on a miss: a RUN_FINISHED says which outcome the run ended with.
+    assert (error.type, getattr(error, "code", None)) == (EventType.RUN_ERROR, "turn_failed"), error
     assert error.message == here.message
     assert error.message == (
         "AG-UI message m0 was recorded but not handled: its turn failed (RuntimeError); "
