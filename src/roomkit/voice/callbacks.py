@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
+
+from roomkit._registry import Registry
 
 __all__ = ["Callbacks"]
 
 _C = TypeVar("_C", bound=Callable[..., Awaitable[None]])
 
 
-class Callbacks(Generic[_C]):
+class Callbacks(Registry[_C]):
     """The callbacks registered for one kind of event, called in registration order.
 
     Args:
@@ -27,29 +29,13 @@ class Callbacks(Generic[_C]):
     """
 
     def __init__(self, kind: str, logger: logging.Logger) -> None:
+        super().__init__(f"{kind} callback")
         self._kind = kind
         self._logger = logger
-        self._callbacks: list[_C] = []
-
-    def add(self, callback: _C) -> Callable[[], None]:
-        """Register ``callback``; return a function that unregisters it (once is enough).
-
-        Raises:
-            TypeError: ``callback`` is not callable.
-        """
-        if not callable(callback):
-            raise TypeError(f"{self._kind} callback must be an async callable, got {callback!r}")
-        self._callbacks.append(callback)
-
-        def remove() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
-
-        return remove
 
     async def fire(self, *args: Any) -> None:
         """Await every callback with ``args``; return once each has taken the event."""
-        for callback in list(self._callbacks):
+        for callback in list(self._items):
             try:
                 await callback(*args)
             except Exception:

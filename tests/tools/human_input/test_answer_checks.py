@@ -49,3 +49,25 @@ async def test_a_check_giving_a_reason_withdraws_the_request_with_it() -> None:
         PendingInputStatus.REJECTED,
         "the run ended",
     )
+
+
+def test_a_check_that_is_not_callable_is_refused() -> None:
+    with pytest.raises(TypeError, match="an answer check must be an async callable"):
+        HumanInputHandler().add_answer_check("not callable")  # type: ignore[arg-type]
+
+
+async def test_an_undone_check_is_asked_no_more_and_undoing_again_is_harmless() -> None:
+    handler = HumanInputHandler()
+    asked: list[str] = []
+
+    async def check(request: PendingInput) -> None:
+        asked.append(request.pending_id)
+
+    undo = handler.add_answer_check(check)
+    first = await handler.create("AskUserQuestion", {"question": "Q?"}, room_id="r")
+    assert await handler.aresolve(first.pending_id, "yes") is True
+    undo()
+    undo()
+    second = await handler.create("AskUserQuestion", {"question": "Q?"}, room_id="r")
+    assert await handler.aresolve(second.pending_id, "yes") is True
+    assert asked == [first.pending_id]

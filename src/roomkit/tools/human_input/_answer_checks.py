@@ -16,6 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from roomkit._registry import Registry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input._checks import check_text
 
@@ -38,29 +39,17 @@ class _Withdraws(Protocol):
     async def arelease(self, pending_id: str, *, reason: str | None = None) -> bool: ...
 
 
-class AnswerChecks:
-    """The checks added to one handler, in the order added."""
+class AnswerChecks(Registry[AnswerCheck]):
+    """The checks added to one handler, in the order added (:meth:`add` returns the undo)."""
 
-    __slots__ = ("_checks",)
+    __slots__ = ()
 
     def __init__(self) -> None:
-        self._checks: list[AnswerCheck] = []
+        super().__init__("an answer check")
 
     def __bool__(self) -> bool:
         """Whether any check is added (an answer with none to pass costs no call)."""
-        return bool(self._checks)
-
-    def add(self, check: AnswerCheck) -> Callable[[], None]:
-        """Add ``check``; returns the undo."""
-        if not callable(check):
-            raise TypeError(f"an answer check is an async callable, got {check!r}")
-        self._checks.append(check)
-
-        def undo() -> None:
-            if check in self._checks:
-                self._checks.remove(check)
-
-        return undo
+        return bool(self._items)
 
     async def unwanted(self, handler: _Withdraws, pending_id: str) -> bool:
         """Whether a check says no one takes an answer to ``pending_id``, when open on
@@ -68,7 +57,7 @@ class AnswerChecks:
         request = await handler.get_request(pending_id)
         if request is None or request.status is not _PENDING:
             return False
-        for check in tuple(self._checks):
+        for check in tuple(self._items):
             try:
                 reason = await check(request)
                 if reason is not None:
