@@ -9,8 +9,9 @@ whose turn fails in it once answered from another process (:func:`asking_peer`).
 "Paint it" (thread ``t1``, context ``ctx-1``) and the turn asks a question; the process
 prints one JSON line (the AG-UI interrupt's id and the messages the front end holds, or the
 A2A task's id), then waits until killed. With ``fragile``, the agent's model is
-:class:`tests.adapters.fragile_model.Fragile`: the caller sends "Ask", and the turn fails
-once its question is answered.
+:class:`tests.adapters.fragile_model.Fragile`: the caller sends "Ask", the turn fails once
+its question is answered, and the process prints a second line once the task the door runs
+the turn in has ended (the failure recorded in the room store).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from tests.servers.stores import fresh_prefix
 
 HERE = Path(__file__).parent
 PATIENCE = 60.0
+TURNS = {"agui": "agui-turns-t1", "a2a": "a2a-turn-ctx-1"}
+"""The name of the task each door runs the caller's turns in (thread ``t1``, context
+``ctx-1``)."""
 
 
 def durable_place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
@@ -54,11 +58,17 @@ async def killed_after_asking(place: Place, door: str, folder: Path) -> dict[str
 
 @contextlib.asynccontextmanager
 async def asking_peer(
-    place: Place, door: str, folder: Path, *, fragile: bool = False
+    place: Place,
+    door: str,
+    folder: Path,
+    *,
+    fragile: bool = False,
+    ended: asyncio.Event | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """Run ``door``'s server in a process of its own until its turn asks; what it said,
     while it runs on (killed, SIGKILL, when the block ends). With ``fragile``, its turn
-    fails once its question is answered."""
+    fails once its question is answered, and ``ended`` is set once the process says the
+    turn ended there (its failure recorded)."""
     paths = [str(HERE / "agui"), str(HERE / "a2a"), *sys.path]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     mode = ["fragile"] if fragile else []
@@ -73,16 +83,26 @@ async def asking_peer(
         stdout=asyncio.subprocess.PIPE,
         env=env,
     )
+    listening: asyncio.Task[None] | None = None
     try:
         assert peer.stdout is not None
         async with asyncio.timeout(PATIENCE):
             line = await peer.stdout.readline()
         assert line, "the server process ended without a word"
         said: dict[str, Any] = json.loads(line)
+        if ended is not None:
+            listening = asyncio.get_running_loop().create_task(_set_on_line(peer.stdout, ended))
         yield said
     finally:
+        if listening is not None:
+            listening.cancel()
         peer.send_signal(signal.SIGKILL)
         await peer.wait()
+
+
+async def _set_on_line(stdout: asyncio.StreamReader, ended: asyncio.Event) -> None:
+    if await stdout.readline():
+        ended.set()
 
 
 async def main(kind: str, where: str, door: str, folder: str, *mode: str) -> None:
@@ -107,6 +127,10 @@ async def main(kind: str, where: str, door: str, folder: str, *mode: str) -> Non
             task = await world.send(http, text=text)
         said = {"task": task.id}
     print(json.dumps(said), flush=True)
+    if fragile:
+        [turn] = [t for t in asyncio.all_tasks() if t.get_name() == TURNS[door]]
+        await turn
+        print(json.dumps({"ended": TURNS[door]}), flush=True)
     await asyncio.Event().wait()
 
 
