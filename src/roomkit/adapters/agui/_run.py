@@ -49,6 +49,7 @@ from roomkit.adapters._feed import (
     failures_told,
     held_requests,
     recorded_elsewhere,
+    seen_now,
     turn_owed,
 )
 from roomkit.adapters.agui._events import (
@@ -71,6 +72,7 @@ from roomkit.adapters.agui._turns import MAX_NEW_MESSAGES, check_new_messages, s
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import InvalidAnswerError, RoomKitError
+from roomkit.core.failed_turns import ends_failed_turn
 from roomkit.core.framework import RoomKit
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import RoomEvent
@@ -138,6 +140,9 @@ async def _events(
     try:
         try:
             await check_new_messages(thread, principal, thread_id, run)
+            # What the thread holds before the resume lets a turn go on, maybe in another
+            # process: the end of a failed turn recorded since is the run's to tell.
+            before = await seen_now(thread.kit, thread_id)
             settled = await _resume(thread, principal, thread_id, run.resume or [])
         except RunRefused as refused:
             yield RunErrorEvent(message=str(refused), code=refused.code)
@@ -155,7 +160,11 @@ async def _events(
         for event in unseen(history, run.messages, own):
             for item in text_events(event):
                 yield item
-        seen = {event_key(event) for event in history}
+        seen = {
+            key
+            for event in history
+            if (key := event_key(event)) in before or not ends_failed_turn(event)
+        }
         async for item in _follow(thread, principal, run, turns, replies, wake, seen):
             yield item
     finally:
@@ -300,9 +309,10 @@ async def _follow(
 
     The requests shown are those the caller may see: a thread held only by questions of
     others ends the caller's run (no interrupt it could never answer). ``seen`` holds the
-    room's events the run read or sent already; before it ends, the run sends the replies
-    the room store holds besides (a turn that ran in another process, after an answer
-    taken there)."""
+    room's events the run read or sent already, but the end of a failed turn recorded
+    since the run began; before it ends, the run sends the replies the room store holds
+    besides (a turn that ran in another process, after an answer taken there), or tells
+    the failure it ended with."""
     thread_id, run_id = run.thread_id, run.run_id
     own = thread.channel.channel_id
     for turn in turns:
