@@ -113,8 +113,8 @@ class DurableWaits:
     # -- withdrawing -------------------------------------------------------------------------
 
     async def release(self, pending_id: str, reason: str | None = None) -> bool:
-        """Withdraw the request if still unanswered, saying ``reason``; ``True`` if it
-        exists."""
+        """Withdraw the request if still unanswered, saying ``reason``; ``True`` if this
+        call withdrew it."""
         return await release(self, pending_id, reason)
 
     async def close(self, channel_id: str | None) -> None:

@@ -327,11 +327,12 @@ class MemoryEngine(MemoryReads):
         return True
 
     async def arelease(self, pending_id: str, reason: str | None = None) -> bool:
+        """Withdraw the request and drop it, as :meth:`release` does; ``True`` only if this
+        call withdrew it, as on every store (a drop alone leaves nothing a store records)."""
         request = self._store.get(pending_id)
         if request is None:
             return False
-        self._withdraw(request, RELEASED, said=reason)
-        return True
+        return self._withdraw(request, RELEASED, said=reason)
 
     async def settle(self, settlement: Settlement) -> bool:
         """Run ``settlement``; its history goes into the request's history in the same step
@@ -404,15 +405,16 @@ class MemoryEngine(MemoryReads):
         self._settled(request)
         return True
 
-    def _withdraw(self, request: PendingInput, reason: str, said: str | None = None) -> None:
+    def _withdraw(self, request: PendingInput, reason: str, said: str | None = None) -> bool:
         """Withdraw ``request`` for the caller's reason (``said``, which its history names),
-        else the handler's own ``reason``."""
+        else the handler's own ``reason``, and retire it; ``True`` if it was still open."""
         reason = reason if said is None else said
         won = self._store.settle(request.pending_id, _REJECTED, reason=reason, withdrawn=True)
-        self._won(
+        withdrew = self._won(
             won, withdrawn(said) if said is not None else (settled_record(_REJECTED.value, True),)
         )
         self._store.retire(request)
+        return withdrew
 
     def _expire(self, request: PendingInput) -> None:
         won = self._store.settle(request.pending_id, _TIMED_OUT)

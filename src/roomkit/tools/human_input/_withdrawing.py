@@ -55,11 +55,13 @@ def withdrawn(reason: str | None = None) -> tuple[dict[str, Any], ...]:
 
 async def release(waits: DurableWaits, pending_id: str, reason: str | None = None) -> bool:
     """Withdraw the request in ``waits``' store if still unanswered, saying ``reason`` (by
-    default :data:`RELEASED`); ``True`` if it exists."""
-    store = waits.store
-    if await store.fetch(pending_id) is None:
-        return False
-    won = await store.settle(
+    default :data:`RELEASED`), and forget it here; ``True`` if this call withdrew it.
+
+    The withdrawal is the store's check-and-set: of releases racing from any processes,
+    one wins, and a request unknown or settled already (an answer, a timeout, an earlier
+    release) gives ``False``.
+    """
+    won = await waits.store.settle(
         pending_id,
         _REJECTED,
         reason=RELEASED if reason is None else reason,
@@ -69,7 +71,7 @@ async def release(waits: DurableWaits, pending_id: str, reason: str | None = Non
     if won is not None:
         waits.settled(won)
     waits.mine.drop(pending_id)
-    return True
+    return won is not None
 
 
 async def withdraw_created(waits: DurableWaits, channel_id: str | None) -> None:

@@ -463,6 +463,12 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
     async def arelease(self, pending_id: str, *, reason: str | None = None) -> bool:
         """:meth:`release` for any store: withdraw the request if it is still unanswered.
 
+        Returns ``True`` if this call withdrew it, on every store: ``False`` for an unknown
+        id and for a request settled already (answered, refused, timed out, withdrawn),
+        which is still dropped here and keeps its outcome for a wait to replay. Of releases
+        racing, from this process or any other sharing the store, one returns ``True``.
+        (:meth:`release` returns ``True`` for a settled request it drops too.)
+
         Args:
             reason: why it is withdrawn (a run that asked has ended, ...): its
                 ``reject_reason``, which the desk shows (``Withdrawn: <reason>``) and a
