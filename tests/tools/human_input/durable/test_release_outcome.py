@@ -38,13 +38,22 @@ async def _refused(handler: HumanInputHandler, pending_id: str) -> None:
     assert await handler.areject(pending_id, "not today", by="bob")
 
 
+async def _expired(handler: HumanInputHandler, pending_id: str) -> None:
+    settled = await handler.wait_settled(pending_id, timeout=0.01)
+    assert settled.status is PendingInputStatus.TIMED_OUT
+
+
 Settle = Callable[[HumanInputHandler, str], Awaitable[None]]
 
 
 @pytest.mark.parametrize(
     ("settle", "status"),
-    [(_answered, PendingInputStatus.RESOLVED), (_refused, PendingInputStatus.REJECTED)],
-    ids=["answered", "refused"],
+    [
+        (_answered, PendingInputStatus.RESOLVED),
+        (_refused, PendingInputStatus.REJECTED),
+        (_expired, PendingInputStatus.TIMED_OUT),
+    ],
+    ids=["answered", "refused", "expired"],
 )
 async def test_a_settled_request_is_dropped_but_not_withdrawn(
     make_handler: HandlerFactory, settle: Settle, status: PendingInputStatus
@@ -59,16 +68,6 @@ async def test_a_settled_request_is_dropped_but_not_withdrawn(
     assert request.pending_id not in handler.pending
     settled = await handler.wait_settled(request.pending_id, timeout=None)
     assert (settled.status, settled.withdrawn) == (status, False)
-    await handler.close()
-
-
-async def test_an_expired_request_is_not_withdrawn(make_handler: HandlerFactory) -> None:
-    handler = make_handler()
-    request = await handler.create("AskUserQuestion", QUESTION, timeout=0.01)
-    settled = await handler.wait_settled(request.pending_id, timeout=None)
-    assert settled.status is PendingInputStatus.TIMED_OUT
-
-    assert await handler.arelease(request.pending_id) is False
     await handler.close()
 
 
