@@ -182,6 +182,8 @@ def json_bounds(value: object) -> tuple[int, int, int, bool]:
             count = len(item)
             least += 2 * count + 1 if count else 2  # braces, colons and commas
             most += 2
+            if least > _WALK_BUDGET:
+                break  # before reading its entries: one wide object is refused at once
             for key, child in item.items():
                 push(key)
                 push(child)
@@ -190,6 +192,8 @@ def json_bounds(value: object) -> tuple[int, int, int, bool]:
             count = len(item)
             least += count + 1 if count else 2  # brackets and commas
             most += 2 + count
+            if least > _WALK_BUDGET:
+                break
             extend(item)
         elif isinstance(item, int) and not -_SMALL < item < _SMALL:
             bits = item.bit_length()
@@ -323,14 +327,21 @@ _FLAT = frozenset({str, int, float, bool, type(None)})
 """The exact types of JSON values that hold no other value."""
 
 
-def circular_at(value: object) -> str | None:
+def circular_at(value: object, *, limit: int | None = None) -> str | None:
     """Where ``value`` holds itself (a dict or list inside itself, which no JSON can write),
     worded for a message (``"'a.b'"``, ``"the top level"``), or ``None`` if it does not.
 
     A dict or list reached twice by different paths is no loop: JSON writes it twice.
+    With ``limit``, the look reads at most that many values (the entries of the dicts and
+    lists it opens, each once), and says ``None`` when it finds no loop among them.
     """
+    left = limit
     # The common case first: a flat object of texts, numbers, flags and nulls.
-    if type(value) is dict and all(type(child) in _FLAT for child in value.values()):
+    if (
+        type(value) is dict
+        and (left is None or len(value) <= left)
+        and all(type(child) in _FLAT for child in value.values())
+    ):
         return None
     on_path: set[int] = set()  # the containers above the one being looked at
     done: set[int] = set()  # the containers looked at in full, holding no loop
@@ -341,16 +352,20 @@ def circular_at(value: object) -> str | None:
             on_path.discard(id(item))
             done.add(id(item))
             continue
-        if isinstance(item, dict):
-            children = [(child, (*path, str(key))) for key, child in item.items()]
-        elif isinstance(item, list | tuple):
-            children = [(child, (*path, index)) for index, child in enumerate(item)]
-        else:
+        if not isinstance(item, dict | list | tuple):
             continue
         if id(item) in on_path:
             return repr(path_text(path)) if path else "the top level"
         if id(item) in done:
             continue
+        if left is not None:
+            left -= len(item)
+            if left < 0:
+                return None
+        if isinstance(item, dict):
+            children = [(child, (*path, str(key))) for key, child in item.items()]
+        else:
+            children = [(child, (*path, index)) for index, child in enumerate(item)]
         on_path.add(id(item))
         stack.append((item, path, True))
         stack.extend((child, where, False) for child, where in reversed(children))

@@ -3,16 +3,8 @@
 Every text that reaches a store is checked where it enters (``create``, ``resolve``,
 ``reject`` and their async forms): text that UTF-8 cannot encode (a lone surrogate) is
 refused there, with the field named, instead of failing inside a store, where it would take
-other callers' writes down with it.
-
-A new request's arguments are held to what a durable store keeps of them
-(:data:`~roomkit.stores.MAX_ARGUMENTS_CHARS` as JSON, :data:`MAX_ARGUMENTS_DEPTH` levels,
-integers of :data:`MAX_NUMBER_CHARS` characters) on every store, the memory store too: a
-question that works in tests on memory works in production on SQLite. The check costs the
-common case (a few short texts) next to nothing: one walk of bounds on the JSON's length
-(:mod:`roomkit.models.json_limits`, which stops once the least the JSON can be is well past
-the limit, however many places a shared value is held in), the JSON itself only when they do
-not settle it.
+other callers' writes down with it. How large a new request's arguments may be is
+:mod:`._argument_size`'s.
 """
 
 from __future__ import annotations
@@ -22,7 +14,6 @@ import re
 from typing import Any
 
 from roomkit.core.exceptions import (
-    ArgumentsTooLargeError,
     HumanInputRejectedError,
     HumanInputTimeoutError,
     InvalidAnswerError,
@@ -36,11 +27,10 @@ from roomkit.models.json_limits import (
     MAX_KEY_CHARS,
     MAX_NUMBER_CHARS,
     MAX_SCOPED_KEY_BYTES,
-    arguments_problem,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores import MAX_ARGUMENTS_CHARS
 from roomkit.tools._storable import non_json_at
+from roomkit.tools.human_input._argument_size import holding_itself
 from roomkit.tools.human_input.ladder import Escalate, Ladder
 from roomkit.tools.validation import (
     answer_schema_problem,
@@ -53,14 +43,14 @@ from roomkit.tools.validation import (
 __all__ = [
     "MAX_ARGUMENTS_DEPTH",
     "MAX_NUMBER_CHARS",
-    "PLAIN_ROOM",
     "check_answer",
-    "check_arguments_size",
+    "check_arguments_json",
     "check_by",
     "check_digest",
     "check_id_lengths",
     "check_ladder_text",
     "check_options",
+    "check_request_fields",
     "check_request_text",
     "check_schema",
     "check_surface",
@@ -154,6 +144,10 @@ def check_request_text(
 ) -> None:
     """Raise unless every text of a new request is text a store can hold.
 
+    How large the arguments are is
+    :func:`~roomkit.tools.human_input.checks.check_arguments_size`'s to say; ``create`` asks it
+    first, before the checks here read every value of them.
+
     Raises:
         TypeError: ``tool_name``, ``room_id``, ``tool_call_id`` or ``channel_id`` is not a
             ``str``, or ``actor_id`` is neither a ``str`` nor ``None``; or ``arguments``
@@ -165,6 +159,27 @@ def check_request_text(
             message names it, its length and the limit); or ``arguments`` hold NaN or an
             infinity (no JSON number), or hold themselves; the message names where.
     """
+    if check_request_fields(tool_name, room_id, tool_call_id, channel_id, actor_id):
+        # The common case, a flat object of ASCII texts, without a call.
+        for key, text in arguments.items():
+            if not (type(text) is str and text.isascii() and type(key) is str and key.isascii()):
+                break
+        else:
+            return
+    check_arguments_json(arguments)
+
+
+def check_request_fields(
+    tool_name: object, room_id: str, tool_call_id: str, channel_id: str, actor_id: str | None
+) -> bool:
+    """Raise unless each field of a new request (all but its arguments) is text a store can
+    hold, within its bound; whether they are all ASCII.
+
+    Raises:
+        TypeError: a field is not a ``str`` (``actor_id`` may be ``None``).
+        InvalidTextError: a field holds a lone surrogate; the message names it.
+        ValueError: a field is longer than its bound (:func:`check_id_lengths`).
+    """
     try:
         # The fields joined: one test of them all, in a few steps.
         plain = (
@@ -175,35 +190,37 @@ def check_request_text(
         plain = False
     if plain:
         check_id_lengths(tool_name, room_id, tool_call_id, channel_id, actor_id)
-        # The common case, a flat object of ASCII texts, without a call.
-        for key, text in arguments.items():
-            if not (type(text) is str and text.isascii() and type(key) is str and key.isascii()):
-                break
-        else:
-            return
-    else:
-        if not isinstance(tool_name, str):
-            raise TypeError(f"tool_name must be a str, got {type(tool_name).__name__}")
-        check_text("tool_name", tool_name)
-        for name, value in (
-            ("room_id", room_id),
-            ("tool_call_id", tool_call_id),
-            ("channel_id", channel_id),
-            ("actor_id", actor_id),
-        ):
-            if value is None and name == "actor_id":
-                continue
-            if not isinstance(value, str):
-                shown = "a str or None" if name == "actor_id" else 'a str ("" when there is none)'
-                raise TypeError(f"{name} must be {shown}, got {type(value).__name__}")
-            check_text(name, value)
-        check_id_lengths(tool_name, room_id, tool_call_id, channel_id, actor_id)
+        return True
+    if not isinstance(tool_name, str):
+        raise TypeError(f"tool_name must be a str, got {type(tool_name).__name__}")
+    check_text("tool_name", tool_name)
+    for name, value in (
+        ("room_id", room_id),
+        ("tool_call_id", tool_call_id),
+        ("channel_id", channel_id),
+        ("actor_id", actor_id),
+    ):
+        if value is None and name == "actor_id":
+            continue
+        if not isinstance(value, str):
+            shown = "a str or None" if name == "actor_id" else 'a str ("" when there is none)'
+            raise TypeError(f"{name} must be {shown}, got {type(value).__name__}")
+        check_text(name, value)
+    check_id_lengths(tool_name, room_id, tool_call_id, channel_id, actor_id)
+    return False
+
+
+def check_arguments_json(arguments: dict[str, Any]) -> None:
+    """Raise unless ``arguments`` are JSON a store can hold: each check reads every value.
+
+    Raises:
+        ValueError: they hold themselves, or NaN or an infinity; the message says where.
+        TypeError: they hold what JSON cannot write; the message says where.
+        InvalidTextError: a string in them holds a lone surrogate; the message says where.
+    """
     loop = circular_at(arguments)
     if loop is not None:
-        raise ValueError(
-            f"arguments hold themselves at {loop}, which JSON cannot write: pass a copy "
-            "of the value, not the container it sits in"
-        )
+        raise ValueError(holding_itself(loop))
     alien = non_json_at(arguments)
     if alien is not None:
         # The memory store would keep it as given, a durable store refuse it or change it
@@ -308,30 +325,6 @@ def _too_long(name: str, length: int, limit: int) -> str:
         f"on every store: pass a shorter one (an id, or the digest of a long name); "
         "nothing was stored"
     )
-
-
-_ESCAPE = 6
-"""The most characters JSON spells one character of text in (``\\u001f``)."""
-PLAIN_ROOM = (MAX_ARGUMENTS_CHARS - 2) // _ESCAPE
-"""For a flat object of texts: the most characters its keys and texts (plus one per key)
-may sum to and fit whatever JSON makes of them; :func:`check_arguments_size` looks at more."""
-
-
-def check_arguments_size(arguments: dict[str, Any]) -> None:
-    """Raise unless ``arguments`` fit in a request as JSON, on any store, and come back
-    through any surface.
-
-    Raises:
-        ArgumentsTooLargeError: they are longer than
-            :data:`~roomkit.stores.MAX_ARGUMENTS_CHARS` as JSON (the message says how long,
-            or at least how long for JSON past a few hundred thousand characters), nest
-            deeper than :data:`MAX_ARGUMENTS_DEPTH` levels (the message says where), or hold
-            an integer longer than :data:`MAX_NUMBER_CHARS` characters (it says where); and
-            what to send instead.
-    """
-    problem = arguments_problem(arguments)
-    if problem is not None:
-        raise ArgumentsTooLargeError(problem)
 
 
 def _unencodable(name: str, problem: str) -> str:

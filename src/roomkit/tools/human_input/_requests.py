@@ -1,5 +1,5 @@
-"""New requests: the scope checked open, every text, the ids' lengths and the arguments' size
-checked, an id, the time of creation.
+"""New requests: the scope checked open, the ids' texts and lengths, then the arguments' size
+and texts checked, an id, the time of creation.
 
 This is the first step of every ``create``: it runs once per question a tool asks, so it
 keeps to plain operations. Ids are 32 random hex digits, cut 64 at a time from one
@@ -17,11 +17,11 @@ from roomkit.models.enums import ChannelType
 from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, set_created
 from roomkit.tools.human_input._announce import Announcer
+from roomkit.tools.human_input._argument_size import PLAIN_ROOM, check_arguments_size
 from roomkit.tools.human_input._checks import (
-    PLAIN_ROOM,
-    check_arguments_size,
+    check_arguments_json,
     check_id_lengths,
-    check_request_text,
+    check_request_fields,
 )
 
 __all__ = ["RequestMaker"]
@@ -70,8 +70,10 @@ class RequestMaker:
             ValueError: ``channel_type`` names no :class:`ChannelType`, or an id is longer
                 than :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters.
             InvalidTextError: a text holds what UTF-8 cannot encode (a lone surrogate).
-            ValueError: ``arguments`` hold NaN or an infinity.
-            ArgumentsTooLargeError: ``arguments`` are longer as JSON than a request keeps.
+            ValueError: ``arguments`` hold NaN or an infinity, or hold themselves.
+            ArgumentsTooLargeError: ``arguments`` are longer as JSON than a request keeps,
+                nest deeper or hold a longer number; checked before what else is wrong
+                with them, which arguments too large are not read for.
         """
         announcer = self._announcer
         if announcer.closed or channel_id in announcer.closed_channels:
@@ -104,8 +106,11 @@ class RequestMaker:
                 if length > PLAIN_ROOM:
                     check_arguments_size(arguments)
         if not plain:
-            check_request_text(tool_name, arguments, room_id, tool_call_id, channel_id, actor_id)
+            check_request_fields(tool_name, room_id, tool_call_id, channel_id, actor_id)
+            # The size first: its walk stops once sure the arguments are too large, where
+            # the other checks of them read every value.
             check_arguments_size(arguments)
+            check_arguments_json(arguments)
         # PendingInput(...) without the call into the dataclass's __init__, which costs
         # more than setting the fields; every field not given here is at its default.
         ids = self._ids

@@ -18,10 +18,10 @@ checked JSON Schema a request keeps, refusing one no answer could be checked aga
 """
 
 from roomkit.stores import MAX_ARGUMENTS_CHARS
+from roomkit.tools.human_input._argument_size import check_arguments_size
 from roomkit.tools.human_input._checks import (
     MAX_ARGUMENTS_DEPTH,
     MAX_NUMBER_CHARS,
-    check_arguments_size,
     check_ladder_text,
     check_request_text,
     check_surface,

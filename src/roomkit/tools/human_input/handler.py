@@ -184,7 +184,9 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             TypeError: ``answer_schema`` is neither a JSON Schema dict nor a Pydantic model
                 class; nothing was stored.
             ArgumentsTooLargeError: a ``ValueError``: the arguments are longer as JSON than
-                a request keeps on every store, memory included (56,000 characters).
+                a request keeps on every store, memory included (56,000 characters). Checked
+                before what else may be wrong with them, which arguments too large are
+                refused without reading for.
             StoreUnavailableError: a durable store cannot be reached.
         """
         request = self._new(

@@ -157,3 +157,57 @@ async def test_arguments_sharing_a_value_within_the_limit_are_kept(
 
     [created, *_] = await handler.history(request.pending_id)
     assert created["arguments"] == json.loads(json.dumps(arguments))
+
+
+class _Counted(dict[str, Any]):
+    """Arguments that count the reads of their entries (each walk over them is one)."""
+
+    def __init__(self, entries: dict[str, Any]) -> None:
+        super().__init__(entries)
+        self.reads = 0
+
+
+def _counting(read: Callable[..., Any]) -> Callable[..., Any]:
+    def counted(self: _Counted) -> Any:
+        self.reads += 1
+        return read(self)
+
+    return counted
+
+
+for _read in ("items", "values", "keys", "__iter__"):
+    setattr(_Counted, _read, _counting(getattr(dict, _read)))
+
+
+@pytest.mark.parametrize("create", CREATES)
+async def test_arguments_far_too_large_are_refused_after_one_read_at_most(
+    make_handler: HandlerFactory, create: Create
+) -> None:
+    """Their size is checked first, and its walk stops at the object's length: no other
+    check reads their 200,000 entries."""
+    handler = make_handler()
+    arguments = _Counted({f"o{n}": n for n in range(200_000)})
+
+    with pytest.raises(
+        ArgumentsTooLargeError, match=r"^the arguments are at least 400,001 characters as JSON"
+    ):
+        await create(handler, arguments)
+
+    assert arguments.reads <= 1
+    assert await handler.list_pending() == []
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    ["\ud800", float("nan")],
+    ids=["a lone surrogate", "NaN"],
+)
+async def test_arguments_too_large_and_wrong_otherwise_are_refused_as_too_large(
+    make_handler: HandlerFactory, wrong: object
+) -> None:
+    handler = make_handler()
+    arguments = {"question": "x" * LIMIT, "also": wrong}
+
+    with pytest.raises(ArgumentsTooLargeError, match=r"^the arguments are 56,0\d\d characters"):
+        await _asked(handler, arguments)
+    assert await handler.list_pending() == []
