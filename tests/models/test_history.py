@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from roomkit import HumanInputHandler
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.history import (
     ENTRY_MODELS,
     ENTRY_TYPES,
@@ -18,6 +19,7 @@ from roomkit.models.history import (
     check_fields,
     parse_entry,
 )
+from roomkit.stores._history import MAX_ENTRY_CHARS
 from roomkit.tools.approvals import edit
 from roomkit.tools.human_input.stores import check_entry, entry_text, entry_time, new_entry
 from roomkit.tools.human_input.stores.sqlite import SQLiteStore
@@ -192,3 +194,29 @@ def test_an_entry_is_stamped_as_entry_time_spells_the_time(
     at = datetime.fromtimestamp(nanos // 1000 / 1_000_000, UTC)
     at = datetime(*at.timetuple()[:6], microsecond=nanos // 1000 % 1_000_000, tzinfo=UTC)
     assert new_entry("shown")["at"] == entry_time(at)
+
+
+def _created(arguments: dict[str, object]) -> dict[str, object]:
+    return new_entry("created", tool="pay", digest="d", arguments=arguments, room="r", channel="")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "words"),
+    [
+        ({"to": ["\ud800"]}, InvalidTextError, "lone surrogate"),
+        ({"to": ["\ud800"], "when": {1j}}, InvalidTextError, "lone surrogate"),
+        ({"when": {1j}}, TypeError, "JSON-serialisable"),
+        ({"to": ["x" * MAX_ENTRY_CHARS]}, ValueError, "at most"),
+    ],
+)
+def test_a_nested_entry_is_refused_for_what_it_holds(
+    arguments: dict[str, object], error: type[Exception], words: str
+) -> None:
+    """A lone surrogate is named first, then a value that is no JSON, then the length."""
+    with pytest.raises(error, match=words):
+        check_entry(_created(arguments))
+
+
+def test_a_nested_entry_that_encodes_is_taken_as_given() -> None:
+    entry = _created({"to": ["caf\u00e9"], "n": 1})
+    assert check_entry(entry) == entry

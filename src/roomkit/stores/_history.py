@@ -225,12 +225,25 @@ def check_entry(entry: object) -> dict[str, Any]:
     if _short_and_flat(checked):
         # ASCII texts, flags and nothing else: encodable, serialisable and short as it is.
         return checked
-    problem = unencodable_text(checked)
-    if problem is not None:
-        raise InvalidTextError(f"a history entry cannot be stored: it holds {problem}")
-    if len(entry_text(checked)) > MAX_ENTRY_CHARS:
+    # One encoding answers both looks: a text UTF-8 cannot encode shows in it, and its
+    # length is the entry's. Only a failed look walks the entry, to say where and why.
+    text = _encoded(checked)
+    if text is None or not (text.isascii() or _utf8(text) is not None):
+        problem = unencodable_text(checked)
+        if problem is not None:
+            raise InvalidTextError(f"a history entry cannot be stored: it holds {problem}")
+        text = entry_text(checked)  # raises TypeError: the entry is no JSON
+    if len(text) > MAX_ENTRY_CHARS:
         raise ValueError(f"a history entry is at most {MAX_ENTRY_CHARS} characters as JSON")
     return checked
+
+
+def _encoded(entry: Mapping[str, Any]) -> str | None:
+    """The entry as it is stored (:func:`entry_text`), or ``None`` when it is no JSON."""
+    try:
+        return _CANONICAL.encode(entry)
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def _short_and_flat(entry: Mapping[str, Any]) -> bool:
