@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import hashlib
 
+from roomkit._storable import unencodable_text
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.json_limits import MAX_ID_CHARS, MAX_KEY_CHARS
-from roomkit.tools.validation import unencodable_text
 
 __all__ = ["LONGEST", "call_id_of", "checked_name", "checked_scope", "pause_key"]
 

@@ -27,8 +27,8 @@ import re
 import sys
 from typing import Any
 
+from roomkit._storable import unencodable_text
 from roomkit.cli._common import Failure, printable
-from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "DEFAULT_URL",

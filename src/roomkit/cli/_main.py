@@ -14,11 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from roomkit._storable import unencodable_text
 from roomkit._streams import printable_streams
 from roomkit.auth.tokens import SECRET_ENV
 from roomkit.cli import audit, desk, grants, mcp, notify, pending, tokens
 from roomkit.cli._common import Failure, default_data_dir, missing_extra, printable
-from roomkit.tools.validation import unencodable_text
 
 __all__ = ["main"]
 

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from roomkit._storable import unencodable_text
 from roomkit.cli._common import Failure, add_store_option, on_stores, printable, refuse_missing_file
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ T = TypeVar("T")
 def _check_text(option: str, value: str | None) -> None:
     """Exit 2 when ``value`` holds bytes that are not UTF-8 (read as lone surrogates),
     which no store can keep or look up."""
-    from roomkit.tools.validation import unencodable_text
-
     if value is not None and unencodable_text(value) is not None:
         raise Failure(
             f"{option} holds bytes that are not UTF-8 text: type it again in UTF-8 (check "

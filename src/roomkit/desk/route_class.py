@@ -22,11 +22,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from roomkit._admission import admit_first, route_dependencies, route_overrides
+from roomkit._storable import unencodable_text
 from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.desk.headers import guard
 from roomkit.desk.limits import DeskLimits, capped_route
 from roomkit.desk.media import not_json_refusal
-from roomkit.tools.validation import unencodable_text
 
 __all__ = ["UNAVAILABLE", "desk_route_class"]
 

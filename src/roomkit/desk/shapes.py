@@ -28,10 +28,10 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 from pydantic_core import PydanticCustomError
 
+from roomkit._storable import unencodable_text
 from roomkit.models.kinds import Kind, kind_of, option_labels, request_kind
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input.stores import approved_by
-from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "AnswerBody",

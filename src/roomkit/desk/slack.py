@@ -37,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from roomkit._storable import unencodable_text
 from roomkit.auth.gate import Refused
 from roomkit.bodies import (
     BodyLimits,
@@ -62,7 +63,6 @@ from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_bl
 from roomkit.notify.surface import Directory, Notice
 from roomkit.notify.wording import asked_text, clip, outcome_line, request_kind
 from roomkit.tools.human_input.stores import approved_by
-from roomkit.tools.validation import unencodable_text
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk

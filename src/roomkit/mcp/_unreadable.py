@@ -19,7 +19,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from roomkit.tools.validation import unencodable_text
+from roomkit._storable import unencodable_text
 
 __all__ = ["AnsweringReads", "error_answer", "readable_id"]
 

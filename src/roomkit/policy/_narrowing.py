@@ -22,7 +22,7 @@ from jsonschema.validators import Draft202012Validator, validator_for
 from referencing import Resource
 from referencing.jsonschema import DRAFT202012, specification_with
 
-from roomkit.tools.validation import non_finite_at
+from roomkit._storable import non_finite_at
 
 __all__ = ["narrowing_problem", "narrows"]
 

@@ -12,10 +12,10 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from roomkit._storable import unencodable_text
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._history import check_entries
-from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "Outcome",

@@ -38,12 +38,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
+from roomkit._storable import unencodable_text
 from roomkit.core.exceptions import CorruptRecordError, InvalidTextError
 from roomkit.models.history import ENTRY_MODELS, ENTRY_TYPES, Entry, check_fields
 from roomkit.models.json_limits import MAX_APPROVERS, MAX_ARGUMENTS_CHARS, MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.stores.outbox import OutboxItem
-from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "ENTRY_TYPES",

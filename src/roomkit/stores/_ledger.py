@@ -14,8 +14,8 @@ import math
 import time
 from collections.abc import Callable, Collection
 
+from roomkit._storable import unencodable_text
 from roomkit.core.exceptions import InvalidTextError
-from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "MAX_ENTRY_CHARS",

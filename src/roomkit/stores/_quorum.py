@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from roomkit.models.decisions import Approve, Edit
 from roomkit.models.json_limits import check_approver_count
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, Vote
 from roomkit.stores._history import deadline_entry
-from roomkit.tools.approvals import approve, edit
 
 __all__ = [
     "Ballot",
@@ -194,8 +194,8 @@ def settled_text(record: PendingInput) -> str:
     ``approve()`` when the arguments are the ones held, else ``edit(<the arguments>)``, so
     that the wait's answer alone says which arguments run."""
     if any(vote.decision == "edit" for vote in record.votes):
-        return edit(record.arguments)
-    return approve()
+        return Edit(record.arguments)
+    return Approve()
 
 
 def judge(

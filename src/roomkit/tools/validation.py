@@ -35,7 +35,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
-from roomkit.tools._storable import (
+from roomkit._storable import (
     circular_at,
     non_finite_at,
     path_text,

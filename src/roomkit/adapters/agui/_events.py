@@ -24,10 +24,10 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from roomkit._storable import unencodable_text
 from roomkit.core.failed_turns import ends_failed_turn
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import RoomEvent
-from roomkit.tools.validation import unencodable_text
 
 __all__ = [
     "held_call",

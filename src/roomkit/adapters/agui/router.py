@@ -29,6 +29,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import Receive, Scope, Send
 
 from roomkit._admission import BodyGate, admit_first, route_dependencies, route_overrides
+from roomkit._storable import unencodable_text
 from roomkit.adapters._feed import open_room, room_id_problem
 from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
 from roomkit.adapters.agui._turns import MAX_NEW_MESSAGES
@@ -43,7 +44,6 @@ from roomkit.bodies import BodyLimits, bounded_route
 from roomkit.core.exceptions import StoreError
 from roomkit.core.framework import RoomKit
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.validation import unencodable_text
 
 __all__ = ["CAPABILITIES", "agui_router"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from roomkit._storable import unencodable_text
 from roomkit.channels._calls.checks import UNENCODABLE
 from roomkit.providers.ai.base import AIResponse, AIToolCall
-from roomkit.tools.validation import unencodable_text
 
 __all__ = ["screened"]
 

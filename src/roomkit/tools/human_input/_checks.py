@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from roomkit._storable import non_json_at
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
     HumanInputTimeoutError,
@@ -29,7 +30,6 @@ from roomkit.models.json_limits import (
     MAX_SCOPED_KEY_BYTES,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools._storable import non_json_at
 from roomkit.tools.human_input._argument_size import holding_itself
 from roomkit.tools.human_input.ladder import Escalate, Ladder
 from roomkit.tools.validation import (
