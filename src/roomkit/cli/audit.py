@@ -28,11 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from roomkit.cli._common import Failure, add_store_option, on_stores, printable, refuse_missing_file
-from roomkit.tools.human_input.stores import AUDIT_KEY_ENV, AUDIT_KEY_FILE
 
 if TYPE_CHECKING:
-    from roomkit.stores import CheckpointReport
-    from roomkit.tools.human_input.stores import AuditKeys, StoreTrail, TrailReport
+    from roomkit.stores import AuditKeys, CheckpointReport, StoreTrail, TrailReport
 
 __all__ = [
     "add_parser",
@@ -46,16 +44,21 @@ __all__ = [
 
 T = TypeVar("T")
 
-_NO_KEY = (
-    f"no audit key: set {AUDIT_KEY_ENV}, or pass --data-dir with the desk's audit.key "
-    "(`roomkit audit key` creates one)"
-)
+
+def _no_key() -> str:
+    """What to do when there is no audit key."""
+    from roomkit.stores import AUDIT_KEY_ENV
+
+    return (
+        f"no audit key: set {AUDIT_KEY_ENV}, or pass --data-dir with the desk's audit.key "
+        "(`roomkit audit key` creates one)"
+    )
 
 
 def export(args: argparse.Namespace) -> int:
     """``roomkit audit export``: the entries and checkpoints as JSON Lines on stdout (or,
     with ``--format a2a-evidence``, A2A authorization-evidence records)."""
-    from roomkit.tools.human_input.stores import check_trail
+    from roomkit.stores import check_trail
 
     evidence = getattr(args, "format", "jsonl") == "a2a-evidence"
     if evidence and args.since is not None:
@@ -106,7 +109,7 @@ def _evidence(args: argparse.Namespace, trail: Any) -> int:
 def verify(args: argparse.Namespace) -> int:
     """``roomkit audit verify``: exit 0 when every chain, and with the audit key every
     signed head and checkpoint, holds; else name each thing that does not."""
-    from roomkit.tools.human_input.stores import check_trail
+    from roomkit.stores import check_trail
 
     keys = audit_keys(args.data_dir)
     trail = _run(args.store, keys, lambda store: store.read())
@@ -123,7 +126,7 @@ def checkpoint(args: argparse.Namespace) -> int:
     """``roomkit audit checkpoint``: sign a checkpoint of every head that changed."""
     keys = audit_keys(args.data_dir)
     if keys is None:
-        raise Failure(f"Cannot write a checkpoint: {_NO_KEY}", 2)
+        raise Failure(f"Cannot write a checkpoint: {_no_key()}", 2)
     if args.adopt:
         signed, broken = _run(args.store, keys, lambda store: store.adopt())
         print(f"Signed {signed} heads as they stand")
@@ -169,7 +172,7 @@ async def _checkpoint(trail: StoreTrail) -> tuple[CheckpointReport, bool]:
 
 def key(args: argparse.Namespace) -> int:
     """``roomkit audit key``: create the audit key file (``--rotate``: a new signing key)."""
-    from roomkit.tools.human_input.stores import AuditKeys, create_audit_key
+    from roomkit.stores import AUDIT_KEY_ENV, AUDIT_KEY_FILE, AuditKeys, create_audit_key
 
     # A file there that holds no usable key is left as it is (a rotation would keep it after
     # the new key): say what is wrong with it rather than report it as written.
@@ -247,7 +250,7 @@ def _verified(report: TrailReport) -> str:
         f"Verified {report.chains} request histories, {report.entries} entries: every chain holds"
     )
     if not report.signed:
-        return f"{done}. Not checked: the signed heads and checkpoints ({_NO_KEY})"
+        return f"{done}. Not checked: the signed heads and checkpoints ({_no_key()})"
     if not report.checkpoints:
         kept = "no checkpoint yet, so a history deleted whole would not show"
     else:
@@ -262,7 +265,7 @@ def _verified(report: TrailReport) -> str:
 def audit_keys(data_dir: Path | None) -> AuditKeys | None:
     """The audit keys of ``ROOMKIT_AUDIT_KEY`` or ``data_dir``'s ``audit.key`` (``None``:
     neither holds one); a key that cannot be used exits 2."""
-    from roomkit.tools.human_input.stores import load_audit_keys
+    from roomkit.stores import AUDIT_KEY_ENV, AUDIT_KEY_FILE, load_audit_keys
 
     try:
         return load_audit_keys(data_dir)
@@ -281,7 +284,7 @@ def audit_keys(data_dir: Path | None) -> AuditKeys | None:
 def _broken_key_file(path: Path) -> str | None:
     """What is wrong with the audit key file ``path``, and what to do about it; ``None``
     when there is no such file, or it holds keys."""
-    from roomkit.tools.human_input.stores import AuditKeys
+    from roomkit.stores import AuditKeys
 
     where = f"The audit key file {printable(path, 300)}"
     try:
@@ -319,7 +322,7 @@ def _broken_key_file(path: Path) -> str | None:
 
 def use_audit_keys(store: object, keys: AuditKeys | None) -> StoreTrail | None:
     """``store``'s trail, signing with ``keys`` when given; ``None`` for a store with none."""
-    from roomkit.tools.human_input.stores import StoreTrail
+    from roomkit.stores import StoreTrail
 
     trail = getattr(store, "trail", None)
     if not isinstance(trail, StoreTrail):
@@ -332,7 +335,7 @@ def use_audit_keys(store: object, keys: AuditKeys | None) -> StoreTrail | None:
 def _run(url: str, keys: AuditKeys | None, work: Callable[[StoreTrail], Awaitable[T]]) -> T:
     """``work`` on the trail of the store ``url`` names (exits 2 on a URL of no durable
     store), signing with ``keys``."""
-    from roomkit.tools.human_input.stores import StoreTrail
+    from roomkit.stores import StoreTrail
 
     if url == "memory":
         raise Failure("A memory store keeps no history after its process: name a durable store", 2)
