@@ -11,17 +11,11 @@ imported alone as well.
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-import roomkit
-
-SOURCES = Path(roomkit.__file__).resolve().parents[1]
+from tests.fresh_python import SOURCES, fresh_python
 
 
 def _modules() -> dict[str, Path]:
@@ -116,14 +110,5 @@ def test_no_module_imports_itself_through_others() -> None:
 )
 def test_a_module_a_cycle_ran_through_imports_alone(module: str) -> None:
     """It imports first, in a fresh interpreter."""
-    path = os.pathsep.join(filter(None, [str(SOURCES), os.environ.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [sys.executable, "-c", f"import {module}"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": path},
-        timeout=60,
-        check=False,
-    )
+    done = fresh_python("-c", f"import {module}")
     assert done.returncode == 0, done.stderr

@@ -7,14 +7,8 @@ it does not need waits for first use. Each check runs in a fresh interpreter.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-import roomkit
-
-SOURCES = str(Path(roomkit.__file__).resolve().parents[1])
+from tests.fresh_python import fresh_python
 
 # Imports roomkit (or the module in argv), runs the statement in argv, and prints what the
 # process then holds: the roomkit models whose validator is built, and the startup modules.
@@ -39,16 +33,7 @@ print(json.dumps({"built": built, "loaded": [name for name in watched if name in
 
 def state(module: str = "roomkit", then: str = "pass") -> dict[str, list[str]]:
     """What a fresh interpreter holds after importing ``module`` and running ``then``."""
-    path = os.pathsep.join(filter(None, [SOURCES, os.environ.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [sys.executable, "-c", _STATE, then, module],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": path},
-        timeout=60,
-        check=False,
-    )
+    done = fresh_python("-c", _STATE, then, module)
     assert done.returncode == 0, done.stderr
     held: dict[str, list[str]] = json.loads(done.stdout)
     return held

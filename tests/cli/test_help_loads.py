@@ -8,16 +8,9 @@ the libraries they run on.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-import roomkit
-
-SOURCES = str(Path(roomkit.__file__).resolve().parents[1])
+from tests.fresh_python import fresh_python
 
 # Runs `python -m roomkit` with argv, then prints the modules the process holds.
 _HELP_THEN_MODULES = """
@@ -55,16 +48,7 @@ UNUSED = (
     ids=" ".join,
 )
 def test_a_help_loads_no_part_of_the_kit(argv: list[str]) -> None:
-    path = os.pathsep.join(filter(None, [SOURCES, os.environ.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [sys.executable, "-c", _HELP_THEN_MODULES, json.dumps(argv)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": path},
-        timeout=60,
-        check=False,
-    )
+    done = fresh_python("-c", _HELP_THEN_MODULES, json.dumps(argv))
     assert done.returncode == 0, done.stderr
     modules = json.loads(done.stdout.splitlines()[-1])  # after the help itself
     assert "roomkit.cli" in modules
