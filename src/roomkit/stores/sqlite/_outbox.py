@@ -1,21 +1,27 @@
 """The SQLite store's outbox: the table ``roomkit_outbox`` in the store's database file.
 
-The outbox keeps a connection of its own to the file (the requests' connection and its
-batching stay as they are). A claim is one ``UPDATE ... RETURNING`` per lane inside one
-``BEGIN IMMEDIATE``: SQLite's write lock makes it a check-and-set among every process on
-the file. An index on each row's lane (read from its body) and due time finds a lane's
+The outbox is a part of the store on its one connection (see :mod:`._part`): a change runs
+as one of the store's writes, in its ``BEGIN IMMEDIATE`` transaction (so at its
+``synchronous`` level, under its checks for moved files, taking turns with its other
+writes), and a read in one of its sessions. A claim is one ``UPDATE ... RETURNING`` per lane
+inside that transaction: SQLite's write lock makes it a check-and-set among every process
+on the file. An index on each row's lane (read from its body) and due time finds a lane's
 items due without passing over another's.
 The store's own purge drops what is done (:func:`purge_outbox`), in its transaction.
+
+The table is made at the outbox's first change. A row the table refuses (a trigger, a
+constraint) or a table the outbox cannot use fails the outbox's own call with
+:class:`~roomkit.core.exceptions.StoreUnavailableError`, and no other write of the store.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
 import sqlite3
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.outbox import (
@@ -27,14 +33,19 @@ from roomkit.stores.outbox import (
     OutboxItem,
     item_from_row,
 )
-from roomkit.stores.sqlite._connect import retry_locked
+from roomkit.stores.sqlite._batch import Undo
+from roomkit.stores.sqlite._link import fetch_all, query
+from roomkit.stores.sqlite._part import Part
 
 __all__ = ["SQLiteOutbox", "add_items", "purge_outbox"]
+
+T = TypeVar("T")
 
 _LANE = "COALESCE(json_extract(body, '$.surface'), '')"
 """A row's lane, as :func:`~roomkit.stores.outbox.lane_of` has it."""
 
-_SCHEMA = f"""
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS roomkit_outbox (
     item_id TEXT PRIMARY KEY,
     pending_id TEXT NOT NULL,
@@ -45,14 +56,14 @@ CREATE TABLE IF NOT EXISTS roomkit_outbox (
     done INTEGER NOT NULL DEFAULT 0,
     receipt TEXT,
     owner TEXT
-);
-CREATE INDEX IF NOT EXISTS roomkit_outbox_due ON roomkit_outbox (due) WHERE done = 0;
-CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON roomkit_outbox (pending_id);
-CREATE INDEX IF NOT EXISTS roomkit_outbox_endings ON roomkit_outbox (created)
-    WHERE {IS_ENDING};
-CREATE INDEX IF NOT EXISTS roomkit_outbox_lanes ON roomkit_outbox ({_LANE}, due)
-    WHERE done = 0;
-"""
+)""",
+    "CREATE INDEX IF NOT EXISTS roomkit_outbox_due ON roomkit_outbox (due) WHERE done = 0",
+    "CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON roomkit_outbox (pending_id)",
+    f"CREATE INDEX IF NOT EXISTS roomkit_outbox_endings ON roomkit_outbox (created) "
+    f"WHERE {IS_ENDING}",
+    f"CREATE INDEX IF NOT EXISTS roomkit_outbox_lanes ON roomkit_outbox ({_LANE}, due) "
+    "WHERE done = 0",
+)
 
 _ENDINGS = EndingStatements.on("roomkit_outbox", marker="?", done="done = 1")
 
@@ -82,56 +93,14 @@ def _lanes(count: int) -> str:
     return f" AND {_LANE} NOT IN ({', '.join('?' * count)})"
 
 
-class SQLiteOutbox(ClaimingOutbox):
-    """The outbox in a SQLite store's file (see
-    :mod:`~roomkit.stores.outbox`)."""
+@dataclass(slots=True, eq=False)
+class SQLiteOutbox(Part, ClaimingOutbox):
+    """The outbox in a SQLite store's file (see :mod:`~roomkit.stores.outbox`)."""
 
-    def __init__(self, store: Any) -> None:
-        self._store = store
-        self.path: str = store.path
-        self.busy_timeout: float = max(float(store.busy_timeout), 5.0)
-        self._db: sqlite3.Connection | None = None
-        self._lock = asyncio.Lock()
-
-    def _prepared(self) -> sqlite3.Connection:
-        """A new connection to the file, in WAL mode, with the outbox's table."""
-        db = sqlite3.connect(
-            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-        )
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    async def _run(self, work: Any, *args: Any) -> Any:
-        self._store._check_open()  # refused, as the store's own calls, once it is closed
-        async with self._lock:
-            try:
-                if self._db is None:
-                    # Switching a new file to WAL is not covered by the busy timeout: retried.
-                    prepare = functools.partial(asyncio.to_thread, self._prepared)
-                    self._db = await retry_locked(prepare, self.busy_timeout)
-                running = asyncio.ensure_future(
-                    asyncio.to_thread(_in_transaction, self._db, work, *args)
-                )
-                try:
-                    return await asyncio.shield(running)
-                except asyncio.CancelledError:
-                    # The thread runs on: the connection is handed on once it is done with it.
-                    await asyncio.wait((running,))
-                    raise
-            except sqlite3.Error as error:
-                if self._db is not None:
-                    self._db.close()
-                    self._db = None
-                raise StoreUnavailableError(
-                    f"The outbox in {self.path!r} cannot be written ({error}): check that the "
-                    "file is writable and the disk not full"
-                ) from error
+    path: str
+    """The database file, for error messages."""
+    _made: bool = field(default=False, init=False)
+    """The table was made or found: a change need not make it, a read need not look for it."""
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         rows = _rows(items)
@@ -143,7 +112,7 @@ class SQLiteOutbox(ClaimingOutbox):
             db.executemany(_ADD, rows)
             return db.total_changes - before
 
-        return int(await self._run(add))
+        return await self._change(add)
 
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim
@@ -153,18 +122,13 @@ class SQLiteOutbox(ClaimingOutbox):
             rows = []
             for lane, room in named.items():
                 if room > 0:
-                    found = db.execute(_CLAIM_LANE, (until, owner, now, lane, room))
-                    rows += found.fetchall()
+                    rows += query(db, _CLAIM_LANE, (until, owner, now, lane, room))
             if limit > 0:
-                others = db.execute(
-                    _claim(_lanes(len(named)) if named else ""),
-                    (until, owner, now, *named, limit),
-                )
-                rows += others.fetchall()
+                where = _lanes(len(named)) if named else ""
+                rows += query(db, _claim(where), (until, owner, now, *named, limit))
             return [item_from_row(row) for row in rows]
 
-        claimed: list[OutboxItem] = await self._run(take)
-        return claimed
+        return await self._change(take)
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
         def renew(db: sqlite3.Connection) -> bool:
@@ -174,7 +138,7 @@ class SQLiteOutbox(ClaimingOutbox):
             )
             return cursor.rowcount > 0
 
-        return bool(await self._run(renew))
+        return await self._change(renew)
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
         text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))
@@ -185,7 +149,7 @@ class SQLiteOutbox(ClaimingOutbox):
                 (text, item_id),
             )
 
-        await self._run(complete)
+        await self._change(complete)
 
     async def postpone(
         self, item_id: str, due: float, receipt: dict[str, Any] | None = None
@@ -199,61 +163,100 @@ class SQLiteOutbox(ClaimingOutbox):
                 (due, text, item_id),
             )
 
-        await self._run(postpone)
+        await self._change(postpone)
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
-        def read(db: sqlite3.Connection) -> list[OutboxItem]:
-            rows = db.execute(
-                f"SELECT {COLUMNS} FROM roomkit_outbox WHERE pending_id = ? "
-                "ORDER BY created, item_id",
-                (pending_id,),
-            ).fetchall()
-            return [item_from_row(row) for row in rows]
-
-        found: list[OutboxItem] = await self._run(read)
-        return found
+        statement = (
+            f"SELECT {COLUMNS} FROM roomkit_outbox WHERE pending_id = ? ORDER BY created, item_id"
+        )
+        rows = await self._read([(statement, (pending_id,))])
+        return [item_from_row(row) for row in rows[0]]
 
     async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
-        named = None if lanes is None else list(lanes)
-
-        def read(db: sqlite3.Connection) -> float | None:
-            if named is None:
-                row = db.execute("SELECT MIN(due) FROM roomkit_outbox WHERE done = 0").fetchone()
-                return None if row[0] is None else float(row[0])
+        if lanes is None:
+            found = await self._read([("SELECT MIN(due) FROM roomkit_outbox WHERE done = 0", ())])
+        else:
             # Each lane's first due time, from the index of lanes.
-            firsts = [db.execute(_FIRST, (lane,)).fetchone() for lane in named]
-            return min((float(first[0]) for first in firsts if first is not None), default=None)
-
-        due: float | None = await self._run(read)
-        return due
+            found = await self._read([(_FIRST, (lane,)) for lane in lanes])
+        dues = [float(rows[0][0]) for rows in found if rows and rows[0][0] is not None]
+        return min(dues, default=None)
 
     async def unended(self) -> list[str]:
-        def read(db: sqlite3.Connection) -> list[str]:
-            return [row[0] for row in db.execute(_ENDINGS.unended)]
-
-        found: list[str] = await self._run(read)
-        return found
+        (rows,) = await self._read([(_ENDINGS.unended, ())])
+        return [row[0] for row in rows]
 
     async def purge(self, before: float) -> int:
-        return int(await self._run(purge_outbox, before))
+        return await self._change(lambda db: purge_outbox(db, before))
 
     async def aclose(self) -> None:
-        async with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+        """The connection is the store's: the store closes it."""
+
+    async def _change(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work`` as one of the store's writes; the first one makes the table first."""
+        made = self._made
+
+        def change(db: sqlite3.Connection, now: float) -> T:
+            with self._own_faults():
+                if not made:
+                    _make_table(db)
+                return work(db)
+
+        try:
+            result: T = await self.write(change)
+        except StoreUnavailableError:
+            # The table may be gone with the file it was in: the next change makes it anew.
+            self._made = False
+            raise
+        self._made = True
+        return result
+
+    async def _read(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+        """The rows of each statement, read in one of the store's sessions."""
+        async with self.session() as db:
+            if not self._made:
+                # A read makes no table: with none in the file, nothing was ever added.
+                if not await fetch_all(db, _HAS_TABLE):
+                    return [[] for _ in statements]
+                self._made = True
+            try:
+                return [await fetch_all(db, sql, parameters) for sql, parameters in statements]
+            except sqlite3.Error as error:
+                if _of_the_file(error):
+                    raise
+                raise self._unusable(error) from error
+
+    @contextmanager
+    def _own_faults(self) -> Iterator[None]:
+        """A statement of the outbox's that its table refuses fails the outbox's call alone,
+        having written nothing; SQLite failing as a whole (locks, I/O) leaves as it is, and
+        the store handles it."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            if _of_the_file(error):
+                raise
+            raise Undo(self._unusable(error)) from error
+
+    def _unusable(self, error: sqlite3.Error) -> StoreUnavailableError:
+        return StoreUnavailableError(
+            f"The outbox in {self.path!r} cannot be read or written ({error}): check the "
+            "table roomkit_outbox (a trigger or a constraint refusing its rows, or a table "
+            "of that name roomkit did not make)"
+        )
 
 
-def _in_transaction(db: sqlite3.Connection, work: Any, *args: Any) -> Any:
-    """``work(db, *args)`` in a ``BEGIN IMMEDIATE`` transaction, committed when it returns."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        result = work(db, *args)
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-    return result
+def _of_the_file(error: sqlite3.Error) -> bool:
+    """Whether ``error`` is SQLite failing as a whole (a lock, I/O, the file), not a
+    statement its table refuses (a constraint, a trigger, a missing column)."""
+    if type(error) is sqlite3.DatabaseError:
+        return True
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    return isinstance(error, sqlite3.OperationalError) and code != sqlite3.SQLITE_ERROR
+
+
+def _make_table(db: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        db.execute(statement)
 
 
 def _rows(items: Sequence[OutboxItem]) -> list[tuple[Any, ...]]:
@@ -265,16 +268,13 @@ def _rows(items: Sequence[OutboxItem]) -> list[tuple[Any, ...]]:
 
 def add_items(db: sqlite3.Connection, items: Sequence[OutboxItem]) -> None:
     """Record the ``items`` not recorded yet, inside the caller's transaction (a write of
-    the store's, whose entries they belong with). A file whose outbox was never opened
+    the store's, whose entries they belong with). A file whose outbox was never used
     gains its table here, in the same transaction."""
     rows = _rows(items)
     if not rows:
         return
-    exists = db.execute(_HAS_TABLE).fetchone()
-    if exists is None:
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                db.execute(statement)
+    if db.execute(_HAS_TABLE).fetchone() is None:
+        _make_table(db)
     db.executemany(_ADD, rows)
 
 
@@ -282,7 +282,7 @@ def purge_outbox(db: sqlite3.Connection, before: float) -> int:
     """Drop every item of the requests whose ending was added before ``before`` and whose
     items are all done, inside the caller's transaction; how many items went.
 
-    A file whose outbox was never opened has no table: nothing to drop.
+    A file whose outbox was never used has no table: nothing to drop.
     """
     exists = db.execute(_HAS_TABLE).fetchone()
     return 0 if exists is None else db.execute(_ENDINGS.purge, (before,)).rowcount

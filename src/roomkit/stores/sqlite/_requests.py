@@ -20,8 +20,9 @@ spent links and revoked tokens in.
 
 The store class is a façade over parts that share its connection: its inserts
 (:mod:`._insert`), its reads of records (:mod:`._reads`), its settles (:mod:`._settling`),
-approvers, votes and histories (:mod:`._approvals`) and the spend-once ledger
-(:mod:`._spending`), beside its audit trail and its notification outbox.
+approvers, votes and histories (:mod:`._approvals`), the spend-once ledger
+(:mod:`._spending`), the standing grants (:mod:`._grants`) and the notification outbox
+(:mod:`._outbox`), beside its audit trail.
 
 A settle records its settle token with the outcome. When SQLite fails inside its
 transaction (an I/O error at COMMIT), whether it committed is unknown, so the settle runs
@@ -180,7 +181,7 @@ class SQLiteStore(PartsFacade):
             "outbox_retention_seconds", outbox_retention_seconds, zero=True, finite=False
         )
         """Seconds the outbox keeps a request's finished deliveries after its ending."""
-        self.outbox: Outbox = SQLiteOutbox(self)
+        self.outbox: Outbox = SQLiteOutbox(self._write, self._session, location)
         """The notification outbox beside the requests, in the same file (one per store)."""
         self._hints = WakeHints(location, where=repr(location))
         self._feed = PollingFeed(
