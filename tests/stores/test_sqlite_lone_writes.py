@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from roomkit.core.exceptions import StoreError
-from roomkit.stores.sqlite._batch import WriteBatcher
+from roomkit.stores.sqlite._batch import Unsynced, WriteBatcher
 from roomkit.stores.sqlite._link import Link, query
 
 PATIENCE = 10.0
@@ -144,3 +144,38 @@ async def test_a_lone_write_that_breaks_or_refuses_fails_alone_and_the_next_runs
     tables = await writes.run(lambda db, now: query(db, names))
     assert tables == [("written",)]
     assert (ends.committed, ends.aborted) == (3, 1)
+
+
+def level(db: sqlite3.Connection, now: float) -> int:
+    """The ``synchronous`` level the transaction commits at."""
+    ((found,),) = query(db, "PRAGMA synchronous")
+    return int(found)
+
+
+async def test_unsynced_writes_alone_commit_at_normal_and_with_others_at_full(
+    link: Link,
+) -> None:
+    """A transaction of :class:`Unsynced` writes alone commits at ``NORMAL``; one that any
+    other write shares, and every write after them, at the link's ``FULL``."""
+    normal, full = 1, 2
+    ends = Ends()
+    writes = batcher(link, ends)
+    await writes.run(make_table)
+
+    async def batched(*batch: Callable[[sqlite3.Connection, float], int]) -> list[int]:
+        """What each of ``batch`` returns, run in one transaction behind a lone write."""
+        slow = Held(0)
+        alone = asyncio.create_task(writes.run(slow))
+        await slow.running()
+        queued = [asyncio.create_task(writes.run(write)) for write in batch]
+        slow.release.set()
+        await alone
+        return await asyncio.gather(*queued)
+
+    assert await writes.run(Unsynced(level)) == normal
+    assert await writes.run(level) == full
+    assert await batched(Unsynced(level), Unsynced(level)) == [normal, normal]
+    assert await batched(Unsynced(level), level) == [full, full]
+    assert await writes.run(level) == full
+    # The table, four lone writes, a slow one before each batch and the two batches.
+    assert ends.committed == 8

@@ -99,3 +99,42 @@ async def test_rows_the_outbox_table_refuses_fail_the_outbox_call_alone(tmp_path
         stored = await store.fetch_many([made[0], made[2]])
         assert {record.pending_id for record in stored} == {made[0], made[2]}
         await handler.close()
+
+
+async def test_the_outboxs_own_changes_wait_for_no_disk(tmp_path: Path) -> None:
+    """On a store at ``synchronous=FULL``, the outbox's adds, claims and completions commit
+    at ``NORMAL`` (a delivery takes several, one after the other), and the store's writes
+    between them at ``FULL`` still. Triggers note the level each row was written at."""
+    path = tmp_path / "levels.db"
+    async with SQLiteStore(path) as store:
+        handler = HumanInputHandler(store=store)
+        outbox = store.outbox
+        assert await outbox.add(_items("first", 1)) == 1
+        with closing(sqlite3.connect(path, timeout=PATIENCE)) as db:
+            db.execute("CREATE TABLE levels (n INTEGER PRIMARY KEY, what TEXT, level INTEGER)")
+            for table, event in (
+                ("roomkit_outbox", "INSERT"),
+                ("roomkit_outbox", "UPDATE"),
+                ("roomkit_pending", "INSERT"),
+            ):
+                db.execute(
+                    f"CREATE TRIGGER note_{table}_{event} AFTER {event} ON {table} BEGIN "
+                    f"INSERT INTO levels (what, level) "
+                    f"SELECT '{table} {event}', synchronous FROM pragma_synchronous; END"
+                )
+
+        await outbox.add(_items("second", 1))
+        await handler.create("ask", {"question": "?"}, actor_id="alice")
+        (claimed,) = await outbox.claim("owner", 1.0, 30.0, 1)
+        await outbox.complete(claimed.item_id, {"sent": True})
+        await handler.close()
+
+    normal, full = 1, 2
+    with closing(sqlite3.connect(path, timeout=PATIENCE)) as db:
+        levels = db.execute("SELECT what, level FROM levels ORDER BY n").fetchall()
+    assert levels == [
+        ("roomkit_outbox INSERT", normal),
+        ("roomkit_pending INSERT", full),
+        ("roomkit_outbox UPDATE", normal),
+        ("roomkit_outbox UPDATE", normal),
+    ]

@@ -16,6 +16,10 @@ transaction is rolled back and the other writes run again without it, each re-re
 it checks. Only a fault of SQLite itself
 (a lock, the disk) fails the whole batch, and then none of it was written.
 
+A write wrapped in :class:`Unsynced` (the outbox's bookkeeping) needs no wait for the disk: a
+transaction of such writes alone commits at ``synchronous=NORMAL``, one with any other write
+at the store's level. A later COMMIT at ``FULL`` syncs the log, and with it every commit before.
+
 The queue is :class:`~roomkit.stores._batching.Batcher`'s, with one
 transaction running at a time: the store has one connection.
 """
@@ -27,13 +31,13 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from roomkit.core.exceptions import StoreError
 from roomkit.stores._batching import Batcher, Call
 from roomkit.stores.sqlite._link import Link
 
-__all__ = ["Undo", "Write", "WriteBatcher"]
+__all__ = ["Undo", "Unsynced", "Write", "WriteBatcher"]
 
 T = TypeVar("T")
 
@@ -58,7 +62,8 @@ class WriteBatcher:
     clock: Callable[[], float]
     """The store's clock, read on the event loop once the write lock is held."""
     durable: Callable[[], None]
-    """Called on the worker thread as soon as each COMMIT is on disk."""
+    """Called on the worker thread as soon as each COMMIT is on disk (or, of
+    :class:`Unsynced` writes alone, has returned)."""
     committed: Callable[[], None]
     """Called back on the event loop after each COMMIT, before any caller hears its result."""
     aborted: Callable[[], None]
@@ -153,6 +158,7 @@ class WriteBatcher:
         """
         # Decided before the transaction: a caller cancelled before its turn is dropped.
         writes = [(index, call.value) for index, call in enumerate(batch) if not call.future.done()]
+        synced = not all(isinstance(write, Unsynced) for _, write in writes)
 
         def run(db: sqlite3.Connection, now: float) -> list[tuple[int, Any, StoreError | None]]:
             outcomes: list[tuple[int, Any, StoreError | None]] = []
@@ -170,7 +176,9 @@ class WriteBatcher:
             return outcomes
 
         try:
-            outcomes = await self.link.transaction(run, clock=self.clock, on_commit=self.durable)
+            outcomes = await self.link.transaction(
+                run, clock=self.clock, on_commit=self.durable, synced=synced
+            )
         except _Broken as broken:
             self.aborted()
             return broken.index, broken.error
@@ -184,6 +192,20 @@ class WriteBatcher:
             else:
                 batch[index].fail(refusal)
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Unsynced(Generic[T]):
+    """A write whose COMMIT need not wait for the disk: a crash of the process loses none of
+    it, a power loss the last ones (the outbox's own changes: a notifier starting again works
+    out its steps anew, and an item whose claim or completion was lost is claimed and sent
+    again, as one whose lease lapsed)."""
+
+    write: Write[T]
+    """The write itself."""
+
+    def __call__(self, db: sqlite3.Connection, now: float) -> T:
+        return self.write(db, now)
 
 
 class Undo(Exception):

@@ -105,6 +105,8 @@ class Link:
         self._raw: sqlite3.Connection | None = None
         self._watch: FileWatch | None = None
         self._lock = asyncio.Lock()
+        self._level = synchronous
+        """The connection's ``PRAGMA synchronous`` now: a transaction sets its own."""
         self._commits = 0
         self._worker = Worker(f"roomkit sqlite {os.path.basename(path)}")
         self.dirty = False
@@ -137,6 +139,7 @@ class Link:
         *,
         clock: Callable[[], float],
         on_commit: Callable[[], None] = lambda: None,
+        synced: bool = True,
     ) -> T:
         """Run ``work`` in a ``BEGIN IMMEDIATE`` transaction, committed when it returns.
 
@@ -149,6 +152,10 @@ class Link:
         ``on_commit`` runs on that thread as soon as the COMMIT is on disk, before the trip
         back. ``work`` raising rolls the transaction back and leaves with that error.
 
+        ``synced=False`` commits at ``synchronous=NORMAL`` whatever the link's level: the
+        COMMIT waits for no disk (it survives the process being killed, not a power loss,
+        until the log is next synced by a COMMIT at ``FULL`` or a checkpoint).
+
         The log is copied into the database file by :meth:`checkpoint`, not inside a
         COMMIT (as SQLite's automatic checkpoint would), so that no caller waits for it.
 
@@ -160,6 +167,7 @@ class Link:
         async with self._use() as db:
             assert self._raw is not None
             raw, watch = self._raw, self._watch
+            level = self.synchronous if synced else "normal"
 
             def finish(now: float) -> tuple[T, str | None]:
                 result = work(raw, now)
@@ -171,6 +179,10 @@ class Link:
                 return result, moved
 
             def begin(now: float) -> tuple[T, str | None] | None:
+                if level != self._level:
+                    # Outside a transaction: SQLite changes the level only there.
+                    raw.execute(f"PRAGMA synchronous = {level.upper()}")
+                    self._level = level
                 started = time.monotonic()
                 raw.execute("BEGIN IMMEDIATE")
                 return finish(now) if time.monotonic() - started < _WAITED else None
@@ -301,7 +313,7 @@ class Link:
         except BaseException:
             await _close_quietly(db)
             raise
-        self._db, self._raw = db, raw
+        self._db, self._raw, self._level = db, raw, self.synchronous
         # The schema's transaction has the files open: these are the ones to keep using.
         self._watch = FileWatch(self.path)
         self._on_open(counter)

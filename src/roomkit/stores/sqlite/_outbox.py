@@ -1,12 +1,13 @@
 """The SQLite store's outbox: the table ``roomkit_outbox`` in the store's database file.
 
 The outbox is a part of the store on its one connection (see :mod:`._part`): a change runs
-as one of the store's writes, in its ``BEGIN IMMEDIATE`` transaction (so at its
-``synchronous`` level, under its checks for moved files, taking turns with its other
-writes), and a read in one of its sessions. A claim is one ``UPDATE ... RETURNING`` per lane
-inside that transaction: SQLite's write lock makes it a check-and-set among every process
-on the file. An index on each row's lane (read from its body) and due time finds a lane's
-items due without passing over another's.
+as one of the store's writes, in its ``BEGIN IMMEDIATE`` transaction (under its checks for
+moved files, taking turns with its other writes), and a read in one of its sessions. A
+change waits for no disk (:class:`~._batch.Unsynced`): a delivery takes four or five of
+them, one after the other, between a request's creation and its notice's send. A claim is
+one ``UPDATE ... RETURNING`` per lane inside that transaction: SQLite's write lock makes it
+a check-and-set among every process on the file. An index on each row's lane (read from its
+body) and due time finds a lane's items due without passing over another's.
 The store's own purge drops what is done (:func:`purge_outbox`), in its transaction.
 
 The table is made at the outbox's first change. A row the table refuses (a trigger, a
@@ -33,7 +34,7 @@ from roomkit.stores.outbox import (
     OutboxItem,
     item_from_row,
 )
-from roomkit.stores.sqlite._batch import Undo
+from roomkit.stores.sqlite._batch import Undo, Unsynced
 from roomkit.stores.sqlite._link import fetch_all, query
 from roomkit.stores.sqlite._part import Part
 
@@ -192,7 +193,8 @@ class SQLiteOutbox(Part, ClaimingOutbox):
         """The connection is the store's: the store closes it."""
 
     async def _change(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work`` as one of the store's writes; the first one makes the table first."""
+        """``work`` as one of the store's writes, committed without waiting for the disk;
+        the first one makes the table first."""
         made = self._made
 
         def change(db: sqlite3.Connection, now: float) -> T:
@@ -202,7 +204,7 @@ class SQLiteOutbox(Part, ClaimingOutbox):
                 return work(db)
 
         try:
-            result: T = await self.write(change)
+            result: T = await self.write(Unsynced(change))
         except StoreUnavailableError:
             # The table may be gone with the file it was in: the next change makes it anew.
             self._made = False

@@ -123,7 +123,8 @@ class SQLiteStore(PartsFacade):
             process hears of it sooner; an acknowledged outcome still survives this
             process being killed (``SIGKILL``, a crash), but the last ones before a power
             loss may be lost (rolled back, never half-written). Each process chooses its
-            own; the file is the same.
+            own; the file is the same. The outbox's own changes commit as with
+            ``"normal"`` at either level (a notice lost with them is sent again).
         audit_retention: how long a request's history stays once the request is closed,
             in seconds after its last entry on :attr:`clock`; ``None`` (the default) keeps
             every history for good. At least ``retention_seconds``: the history outlives
