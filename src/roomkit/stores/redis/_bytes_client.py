@@ -21,6 +21,8 @@ from typing import Any
 from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 from redis.asyncio.sentinel import SentinelConnectionPool
 
+from roomkit.stores.redis._pools import StoreBlockingPool, StorePool, StoreSentinelPool
+
 __all__ = ["bytes_client", "decodes"]
 
 _PLUMBING = (
@@ -76,7 +78,7 @@ def bytes_client(client: Redis, *, store: str) -> Redis:
     # The kind is one of the three exactly: each check below is of that kind alone.
     if isinstance(pool, SentinelConnectionPool):
         # redis-py leaves this constructor unannotated.
-        made = SentinelConnectionPool(  # type: ignore[no-untyped-call]
+        made = StoreSentinelPool(  # type: ignore[no-untyped-call]
             pool.service_name,
             pool.sentinel_manager,
             is_master=pool.is_master,
@@ -86,14 +88,14 @@ def bytes_client(client: Redis, *, store: str) -> Redis:
             **kwargs,
         )
     elif isinstance(pool, BlockingConnectionPool):
-        made = BlockingConnectionPool(
+        made = StoreBlockingPool(
             connection_class=pool.connection_class,
             max_connections=pool.max_connections,
             timeout=pool.timeout,
             **kwargs,
         )
     else:
-        made = ConnectionPool(
+        made = StorePool(
             connection_class=pool.connection_class,
             max_connections=pool.max_connections,
             **kwargs,

@@ -35,6 +35,7 @@ with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 from roomkit.stores._checks import seconds
 from roomkit.stores.redis._bytes_client import bytes_client, decodes
+from roomkit.stores.redis._pools import StoreBlockingPool
 
 __all__ = [
     "TIMEOUT",
@@ -99,7 +100,7 @@ def connect(
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     try:
-        pool = BlockingConnectionPool.from_url(
+        pool = StoreBlockingPool.from_url(
             url,
             max_connections=64,
             timeout=10,

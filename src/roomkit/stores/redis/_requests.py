@@ -80,6 +80,7 @@ from roomkit.stores.redis._link import (
     text,
 )
 from roomkit.stores.redis._outbox import RedisOutbox
+from roomkit.stores.redis._pools import shut
 from roomkit.stores.redis._reads import Reads
 from roomkit.stores.redis._settling import Settling, unreadable
 from roomkit.stores.redis._spending import Spending
@@ -249,6 +250,7 @@ class RedisStore(PartsFacade):
                 store under the prefix.
         """
         self._feed.closed = False
+        shut(self._client, False)
         if not self._opened:
             await self._opening.join(self._open_once)
         self._feed.start()
@@ -274,6 +276,8 @@ class RedisStore(PartsFacade):
         Then every call but :meth:`open` raises StoreClosedError, instead of connecting
         again unasked."""
         self._opened, self._feed.closed = False, True
+        # A call in flight goes on, and gives back its connection once it ends: closed then.
+        shut(self._client, True)
         await self._feed.stop()
         if self._owned:
             await self._client.aclose(close_connection_pool=True)

@@ -99,9 +99,6 @@ async def test_every_call_after_close_is_refused_until_open(site: Site) -> None:
     assert await site.sessions() == 0
 
 
-# Not on Redis yet: a call in flight while a RedisStore closes is retried by the client, on
-# a connection that then stays open.
-@pytest.mark.parametrize("site", ["postgres"], indirect=True)
 async def test_a_wait_on_a_store_closed_under_it_ends_and_opens_nothing(site: Site) -> None:
     store = site.make(backstop_interval=0.02)
     await closed_under_a_wait(store)

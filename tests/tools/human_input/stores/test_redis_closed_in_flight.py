@@ -1,0 +1,63 @@
+"""A call in flight while a Redis store closes leaves no connection open once it ends.
+
+Closing the store cuts the connection the call waits on; the client then tries the call
+again on a new connection, which it gives back to the pool when the call ends. That
+connection used to stay open, with nothing left to close it: a socket the garbage collector
+found, in whatever test ran then, with its event loop long gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import warnings
+
+import pytest
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from tests.tools.human_input.stores.redis_relay import Relay
+from tests.tools.human_input.stores.store_kit import make_request
+
+from roomkit.stores.redis import RedisStore
+
+
+def unclosed(port: int) -> list[str]:
+    """The connections to ``port`` that the garbage collector finds still open."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        gc.collect()
+    messages = [str(warning.message) for warning in caught]
+    return [
+        text
+        for text in messages
+        if text.startswith("unclosed Connection") and f"port={port}," in text
+    ]
+
+
+@pytest.mark.parametrize("given", ["url", "decoding client"])
+async def test_a_call_in_flight_at_close_leaves_no_connection_open(
+    relay: Relay, prefix: str, given: str
+) -> None:
+    if given == "url":
+        store = RedisStore(relay.url, prefix=prefix)
+    else:
+        # The store reads bytes: beside this client it makes a pool of its own, with the
+        # client's settings (one more try here, as a store's own client makes), and owns it.
+        client = Redis.from_url(relay.url, decode_responses=True, retry=Retry(NoBackoff(), 1))
+        store = RedisStore(client=client, prefix=prefix)
+    await store.open()
+    request = make_request(pending_id="in-flight-at-close")
+    await store.insert(request)
+
+    held = relay.hold(b"in-flight-at-close")  # the fetch's read of the record
+    fetch = asyncio.create_task(store.fetch(request.pending_id))
+    await held.wait()
+    await store.close()
+    # The close cut the held connection; the client fetched again on a new one.
+    fetched = await fetch
+    assert fetched is not None
+    assert fetched.pending_id == request.pending_id
+
+    del store, fetch
+    assert unclosed(relay.port) == []
