@@ -11,18 +11,18 @@
   the rooms in a PostgreSQL database (the stores' default schema, ``public``, which an
   agent's stores must use too).
 
-The SQLite, Redis and PostgreSQL packages load only when their URL is used (they need
-extras).
+Each back end's package loads only when its URL is used (the SQLite, Redis and PostgreSQL
+ones need extras).
 """
 
 from __future__ import annotations
 
 import os
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from roomkit.core.store import InMemoryStore, RoomStore
-from roomkit.stores.base import DurableStore, PendingStore
-from roomkit.stores.memory import MemoryStore
+if TYPE_CHECKING:
+    from roomkit.core.store import RoomStore
+    from roomkit.stores.base import DurableStore, PendingStore
 
 __all__ = ["OpenedStores", "close_stores", "new_sqlite_file", "open_url", "request_store"]
 
@@ -71,6 +71,9 @@ def open_url(url: str, *, create: bool = True) -> OpenedStores:
         ImportError: the store's extra is not installed.
     """
     if url == "memory":
+        from roomkit.core.store import InMemoryStore
+        from roomkit.stores.memory import MemoryStore
+
         return OpenedStores(MemoryStore(), InMemoryStore())
     if url.startswith(_SQLITE):
         path = url[len(_SQLITE) :]

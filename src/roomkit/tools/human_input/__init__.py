@@ -1,5 +1,7 @@
 """Human input for tools: the async primitive and the tool handler that serves it."""
 
+from roomkit.stores.base import PendingStore
+from roomkit.stores.memory import MemoryStore
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._decided import create_decided
@@ -13,7 +15,6 @@ from roomkit.tools.human_input.definitions import (
 )
 from roomkit.tools.human_input.handler import HumanInputHandler, OnInputRequiredCallback
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import MemoryStore, PendingStore
 from roomkit.tools.human_input.tool_handler import HumanInputToolHandler
 
 __all__ = [
