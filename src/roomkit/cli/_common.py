@@ -21,7 +21,7 @@ from roomkit.auth.tokens import SECRET_ENV, data_folder
 
 if TYPE_CHECKING:
     from roomkit.core.store import RoomStore
-    from roomkit.tools.human_input.stores import DurableStore, PendingStore
+    from roomkit.stores import DurableStore, PendingStore
 
 __all__ = [
     "SECRET_ENV",

@@ -5,11 +5,11 @@
 canonical JSON is the text its successor's ``prev`` digests) and ``seq`` its stored number;
 then one line per checkpoint, ``{"checkpoint": {...}, "mac": SIGNATURE, "n": N}``.
 ``verify`` checks every chain (its numbering, each ``prev``, each arguments digest) and,
-with the audit key, every signed head and checkpoint
-(:mod:`~roomkit.tools.human_input.stores._trail_check`), and names everything that does
-not hold. Either command exits 1 when something does not; the export still writes every
-entry first, and says on stderr what breaks. ``checkpoint`` writes a checkpoint of every
-head that changed since the last one; ``key`` creates the audit key file.
+with the audit key, every signed head and checkpoint (:mod:`~roomkit.stores._trail_check`),
+and names everything that does not hold. Either command exits 1 when something does not;
+the export still writes every entry first, and says on stderr what breaks. ``checkpoint``
+writes a checkpoint of every head that changed since the last one; ``key`` creates the
+audit key file.
 
 The audit key is ``ROOMKIT_AUDIT_KEY``, else ``audit.key`` in ``--data-dir`` (the desk's
 data folder) when it exists (:func:`~roomkit.stores.load_audit_keys`).

@@ -57,9 +57,8 @@ def serve(args: argparse.Namespace) -> int:
     from roomkit.desk.startup import check_stores
     from roomkit.models.clock import spoken_duration
     from roomkit.notify.ladders import following
-    from roomkit.stores import new_sqlite_file
+    from roomkit.stores import checkpointing, new_sqlite_file
     from roomkit.tools.human_input import HumanInputHandler
-    from roomkit.tools.human_input.stores import checkpointing
 
     host = listen_host(args.host)
     origins = allowed_origins(args.allowed_origin)

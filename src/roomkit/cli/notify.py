@@ -52,8 +52,8 @@ def run_notifier(args: argparse.Namespace) -> int:
     from roomkit._interrupts import Interrupts
     from roomkit.core.exceptions import StoreError
     from roomkit.notify.ladders import following
+    from roomkit.stores import checkpointing
     from roomkit.tools.human_input import HumanInputHandler
-    from roomkit.tools.human_input.stores import checkpointing
 
     if args.store == "memory":
         raise Failure(

@@ -27,7 +27,7 @@ from roomkit.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from roomkit.tools.human_input.stores import DurableStore, PendingStore
+    from roomkit.stores import DurableStore, PendingStore
 
 __all__ = ["add_parsers", "revoke", "token"]
 
