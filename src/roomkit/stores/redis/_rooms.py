@@ -35,6 +35,7 @@ from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
 from roomkit.stores.redis import _room_records as records
 from roomkit.stores.redis import _room_scripts as scripts
+from roomkit.stores.redis._pools import shut
 from roomkit.stores.redis._room_calls import STORE, Refused, RoomScripts
 
 if TYPE_CHECKING:
@@ -150,6 +151,9 @@ class RedisRoomStore(Opened):
             StoreFormatError: the keys under this prefix were written in another format.
             StoreUnavailableError: the server cannot be reached.
         """
+        if self._owned:
+            # Open again: the connections given back from now on stay in the pool.
+            shut(self._client, False)
         if not self._opened:
             await self._opening.join(self._open_once)
 
@@ -167,6 +171,9 @@ class RedisRoomStore(Opened):
         that decodes replies; a given client stays open); a later call connects again."""
         self._opened = False
         if self._owned:
+            # A call in flight goes on, and gives back its connection once it ends: closed
+            # then. A client the store was given is its owner's to close, pool and all.
+            shut(self._client, True)
             await self._client.aclose(close_connection_pool=True)
 
     async def _read(self, source: str, keys: list[str], args: list[Any]) -> list[Any]:

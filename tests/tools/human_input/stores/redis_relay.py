@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import warnings
 from collections.abc import Callable
 from types import TracebackType
 from typing import Self
 
-__all__ = ["Relay"]
+__all__ = ["Relay", "unclosed"]
 
 _CHUNK = 65_536
 
@@ -151,3 +153,16 @@ class Relay:
         finally:
             with contextlib.suppress(RuntimeError):
                 cut.set()
+
+
+def unclosed(port: int) -> list[str]:
+    """The connections to ``port`` that the garbage collector finds still open."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        gc.collect()
+    messages = [str(warning.message) for warning in caught]
+    return [
+        text
+        for text in messages
+        if text.startswith("unclosed Connection") and f"port={port}," in text
+    ]

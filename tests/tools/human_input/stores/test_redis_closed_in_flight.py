@@ -9,30 +9,15 @@ found, in whatever test ran then, with its event loop long gone.
 from __future__ import annotations
 
 import asyncio
-import gc
-import warnings
 
 import pytest
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from tests.tools.human_input.stores.redis_relay import Relay
+from tests.tools.human_input.stores.redis_relay import Relay, unclosed
 from tests.tools.human_input.stores.store_kit import make_request
 
 from roomkit.stores.redis import RedisStore
-
-
-def unclosed(port: int) -> list[str]:
-    """The connections to ``port`` that the garbage collector finds still open."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ResourceWarning)
-        gc.collect()
-    messages = [str(warning.message) for warning in caught]
-    return [
-        text
-        for text in messages
-        if text.startswith("unclosed Connection") and f"port={port}," in text
-    ]
 
 
 @pytest.mark.parametrize("given", ["url", "decoding client"])
