@@ -101,3 +101,14 @@ def test_listing_the_desk_s_questions_loads_its_http_client_alone() -> None:
     assert code != 0
     assert "httpx" in modules
     assert _among(modules, tuple(p for p in UNUSED if p != "httpx")) == []
+
+
+def test_revoking_on_a_sqlite_store_loads_that_store_alone(tmp_path: Path) -> None:
+    """``roomkit revoke`` writes to the store's own ledger: it loads no part of the tools."""
+    database = tmp_path / "desk.db"
+    _answered_store(database)
+    argv = ["revoke", "--actor", "alice", "--store", f"sqlite:///{database}"]
+    code, modules = _run([*argv, "--data-dir", str(tmp_path)])
+    assert code == 0
+    assert "roomkit.stores.sqlite" in modules
+    assert _among(modules, ON_A_STORE) == []

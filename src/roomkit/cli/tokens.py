@@ -71,7 +71,7 @@ def revoke(args: argparse.Namespace) -> int:
     from roomkit.auth.principal import CredentialKind
     from roomkit.auth.tokens import token_claims, token_kind
     from roomkit.core.exceptions import DeskAuthError
-    from roomkit.tools.human_input import HumanInputHandler
+    from roomkit.stores import SpendLedger
 
     if (args.token is None) == (args.actor is None):
         raise Failure("Revoke one token (TOKEN) or every token of an actor (--actor NAME)", 2)
@@ -114,10 +114,12 @@ def revoke(args: argparse.Namespace) -> int:
         what = f"the {named.get(kind, 'token')} of {printable(claims['sub'])}"
 
     async def record(store: PendingStore | DurableStore) -> float:
-        ledger = HumanInputHandler(store=store).ledger
+        # Every shared store keeps its ledger with its requests, where each desk reads it.
+        if not isinstance(store, SpendLedger):
+            raise Failure(f"{type(store).__name__} keeps no ledger of revoked tokens", 2)
         if also is not None:
-            await ledger.record_spent(also, until=until)
-        return await ledger.record_spent(entry, until=until)
+            await store.record_spent(also, until=until)
+        return await store.record_spent(entry, until=until)
 
     # A revocation in a database no desk reads would leave the token working.
     refuse_missing_file(args.store)
