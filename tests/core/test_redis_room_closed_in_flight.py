@@ -13,12 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 from redis import Redis as SyncRedis
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from tests.core.conftest import fresh_prefix
 from tests.servers.redis_server import RedisServer
-from tests.tools.human_input.stores.redis_relay import Relay, unclosed
+from tests.tools.human_input.stores.redis_relay import Relay, decoding_client, unclosed
 
 from roomkit.models.room import Room
 from roomkit.stores.redis import RedisRoomStore, RedisStore
@@ -46,13 +43,11 @@ def accepted(stats: SyncRedis) -> int:
 async def test_a_room_call_in_flight_at_close_leaves_no_connection_open(
     relay: Relay, prefix: str, given: str
 ) -> None:
-    if given == "url":
-        rooms = RedisRoomStore(relay.url, prefix=prefix)
+    # Either way the store makes a pool of its own, and owns it.
+    if given == "decoding client":
+        rooms = RedisRoomStore(client=decoding_client(relay.url), prefix=prefix)
     else:
-        # The store reads bytes: beside this client it makes a pool of its own, with the
-        # client's settings (one more try here, as a store's own client makes), and owns it.
-        client = Redis.from_url(relay.url, decode_responses=True, retry=Retry(NoBackoff(), 1))
-        rooms = RedisRoomStore(client=client, prefix=prefix)
+        rooms = RedisRoomStore(relay.url, prefix=prefix)
     await rooms.create_room(Room("in-flight-at-close"))
 
     held = relay.hold(b"in-flight-at-close")  # the read of the room's record

@@ -28,7 +28,11 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Self
 
-__all__ = ["Relay", "unclosed"]
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+__all__ = ["Relay", "decoding_client", "unclosed"]
 
 _CHUNK = 65_536
 
@@ -166,3 +170,10 @@ def unclosed(port: int) -> list[str]:
         for text in messages
         if text.startswith("unclosed Connection") and f"port={port}," in text
     ]
+
+
+def decoding_client(url: str) -> Redis:
+    """A client of ``url`` that decodes replies. A store reads bytes: beside this client it
+    makes a pool of its own, with the client's settings (one more try here, as a store's own
+    client makes), and owns it."""
+    return Redis.from_url(url, decode_responses=True, retry=Retry(NoBackoff(), 1))

@@ -11,10 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from tests.tools.human_input.stores.redis_relay import Relay, unclosed
+from tests.tools.human_input.stores.redis_relay import Relay, decoding_client, unclosed
 from tests.tools.human_input.stores.store_kit import make_request
 
 from roomkit.stores.redis import RedisStore
@@ -27,10 +24,7 @@ async def test_a_call_in_flight_at_close_leaves_no_connection_open(
     if given == "url":
         store = RedisStore(relay.url, prefix=prefix)
     else:
-        # The store reads bytes: beside this client it makes a pool of its own, with the
-        # client's settings (one more try here, as a store's own client makes), and owns it.
-        client = Redis.from_url(relay.url, decode_responses=True, retry=Retry(NoBackoff(), 1))
-        store = RedisStore(client=client, prefix=prefix)
+        store = RedisStore(client=decoding_client(relay.url), prefix=prefix)
     await store.open()
     request = make_request(pending_id="in-flight-at-close")
     await store.insert(request)
