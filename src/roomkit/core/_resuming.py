@@ -4,7 +4,9 @@
 channels, the kit's turn lanes and a way to deliver a reply to its room. Every open turn
 takes its place in its lane before any of them runs, so queued turns keep their order and a
 message arriving meanwhile waits behind them. A turn whose channel is not registered is left
-for a later start; one turn that fails is logged and never fails the turns beside it. Each
+for a later start; one turn that fails is logged and never fails the turns beside it, and
+ends failed as a turn failing where it started does (:mod:`roomkit.core.failed_turns`): no
+later start runs it again, and followers of its room elsewhere read the failure. Each
 turn run here is leased to this process first, and its lease renewed while it runs
 (:mod:`roomkit.core._leases`); one ended meanwhile by the process that ran it is left alone.
 """
@@ -18,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._leases import Leases
+from roomkit.core.failed_turns import fail_resumed_turn
 from roomkit.core.ports import KitChannel, ResumableChannel, resumes
 from roomkit.core.store import OpenTurn, TurnJournal
 from roomkit.models.room import RoomEvent
@@ -62,7 +65,7 @@ async def resume_turns(
     with leases.held(journal, (t for t in turns if resumes(channels.get(t.channel_id)))):
         results = await asyncio.gather(
             *(
-                _resume(turn, channels.get(turn.channel_id), place, deliver)
+                _resume(journal, turn, channels.get(turn.channel_id), place, deliver)
                 for turn, place in zip(turns, places, strict=True)
             ),
             return_exceptions=True,
@@ -122,10 +125,14 @@ async def _claimed(
 
 
 async def _resume(
-    turn: OpenTurn, channel: KitChannel | None, place: Place | None, deliver: Deliver
+    journal: TurnJournal,
+    turn: OpenTurn,
+    channel: KitChannel | None,
+    place: Place | None,
+    deliver: Deliver,
 ) -> RoomEvent | None:
     if resumes(channel):
-        return await _resume_on(channel, turn, place, deliver)
+        return await _resume_on(journal, channel, turn, place, deliver)
     if place is not None:
         place.leave()
     logger.warning(
@@ -137,12 +144,33 @@ async def _resume(
 
 
 async def _resume_on(
-    channel: ResumableChannel, turn: OpenTurn, place: Place | None, deliver: Deliver
+    journal: TurnJournal,
+    channel: ResumableChannel,
+    turn: OpenTurn,
+    place: Place | None,
+    deliver: Deliver,
 ) -> RoomEvent | None:
     # The channel stores the reply with the turn's end; it is delivered from here.
     async with place if place is not None else contextlib.nullcontext():
-        reply = await channel.resume_turn(turn)
+        try:
+            reply = await channel.resume_turn(turn)
+        except Exception as error:
+            await _fail(journal, turn, error)
+            raise
     if reply is None:
         return None
     await deliver(reply)
     return reply
+
+
+async def _fail(journal: TurnJournal, turn: OpenTurn, error: Exception) -> None:
+    """End the re-driven ``turn`` that failed with ``error`` as failed; a store that cannot
+    be reached keeps it open (the next start re-drives it), which is logged."""
+    try:
+        await fail_resumed_turn(journal, turn, error)
+    except Exception:
+        logger.exception(
+            "The failed turn %s in room %s stays in the room store's journal",
+            turn.turn_id,
+            turn.room_id,
+        )

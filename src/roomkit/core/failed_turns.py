@@ -17,10 +17,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roomkit.core.store import RoomStore, turn_journal
+from roomkit.core.store import OpenTurn, RoomStore, TurnJournal, turn_journal
 from roomkit.models.room import RoomEvent, TextContent
 
-__all__ = ["TURN_FAILED", "FailedTurn", "ends_failed_turn", "fail_turns_of", "failed_turn"]
+__all__ = [
+    "TURN_FAILED",
+    "FailedTurn",
+    "ends_failed_turn",
+    "fail_resumed_turn",
+    "fail_turns_of",
+    "failed_turn",
+]
 
 TURN_FAILED = "turn_failed"
 """The metadata key of the event that ends a failed turn."""
@@ -73,15 +80,44 @@ async def fail_turns_of(store: RoomStore, message: RoomEvent, failure: FailedTur
     journal = turn_journal(store)
     if journal is None:
         return
-    marker = {"what": failure.what, "error": failure.error, "sender": failure.sender}
     for turn in await journal.open_turns():
-        if turn.state.get("message_id") != message.id or turn.room_id != message.room_id:
-            continue
-        ending = RoomEvent(
-            message.room_id,
-            turn.channel_id,
-            turn.channel_id,
-            TextContent(failure.message),
-            metadata={TURN_FAILED: marker},
-        )
-        await journal.finish_turn(turn.turn_id, ending)
+        if turn.state.get("message_id") == message.id and turn.room_id == message.room_id:
+            await _end_failed(journal, turn, failure)
+
+
+async def fail_resumed_turn(journal: TurnJournal, turn: OpenTurn, error: BaseException) -> None:
+    """End ``turn``, re-driven after a restart, as failed with ``error``: its channel's event
+    recording the failure is appended in the write that ends it, so no later
+    ``resume_pending()`` runs it again and a follower in another process tells the failure.
+    The process that started the turn is gone, and with it the door's name for the message:
+    the message is named by its place in the room. A turn no longer open is left alone.
+
+    Raises:
+        StoreUnavailableError: the store cannot be reached (the turn stays open).
+    """
+    message_id = turn.state.get("message_id")
+    what = (
+        f"message {message_id} of room {turn.room_id}"
+        if isinstance(message_id, int)
+        else f"turn {turn.turn_id} of room {turn.room_id}"
+    )
+    error_name = type(error).__name__
+    told = (
+        f"{what} was recorded but not handled: its turn failed ({error_name}); "
+        "send it again as a new message"
+    )
+    await _end_failed(journal, turn, FailedTurn(what, error_name, turn.actor_id or "", told))
+
+
+async def _end_failed(journal: TurnJournal, turn: OpenTurn, failure: FailedTurn) -> bool:
+    """End ``turn`` with its channel's event recording ``failure``, in one write; ``False``
+    when the turn was no longer open (nothing written)."""
+    marker = {"what": failure.what, "error": failure.error, "sender": failure.sender}
+    ending = RoomEvent(
+        turn.room_id,
+        turn.channel_id,
+        turn.channel_id,
+        TextContent(failure.message),
+        metadata={TURN_FAILED: marker},
+    )
+    return await journal.finish_turn(turn.turn_id, ending)
