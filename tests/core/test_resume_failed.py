@@ -9,7 +9,7 @@ from tests.core.conftest import OpenRooms
 
 from roomkit import RoomKit
 from roomkit.channels.ai import AIChannel
-from roomkit.core.failed_turns import FailedTurn, failed_turn
+from roomkit.core.failed_turns import MESSAGE_NAME, FailedTurn, failed_turn
 from roomkit.core.store import OpenTurn, turn_journal
 from roomkit.models.room import Room, RoomEvent, TextContent
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
@@ -56,4 +56,29 @@ async def test_a_resumed_turn_that_fails_ends_failed(open_rooms: OpenRooms) -> N
     assert (ending.channel_id, ending.sender_id) == ("ai", "ai")
     assert failed_turn(ending) == FailedTurn(
         f"message {stored.id} of room r1", "RuntimeError", "alice", ending.content.body
+    )
+
+
+async def test_a_resumed_turn_fails_under_the_name_its_door_gave(open_rooms: OpenRooms) -> None:
+    """The name a door recorded with the turn's message names the failure, as the door
+    names a failure where the turn started."""
+    name = "A2A message of task t9"
+    message = RoomEvent("r1", "a2a", "alice", TextContent("hi"), metadata={MESSAGE_NAME: name})
+    state = {"message_id": message.id, MESSAGE_NAME: name}
+    async with open_rooms() as store:  # type: ignore[attr-defined]
+        await store.create_room(Room("r1"))
+        await store.record_inbound(message, [OpenTurn("t1", "r1", "ai", "alice", state)])
+    kit = RoomKit(store=open_rooms())
+    kit.register_channel(AIChannel("ai", provider=Down()))
+    try:
+        assert await kit.resume_pending() == []
+        [_, ending] = await kit.store.list_events("r1")
+    finally:
+        await kit.close()
+    assert failed_turn(ending) == FailedTurn(
+        name,
+        "RuntimeError",
+        "alice",
+        f"{name} was recorded but not handled: its turn failed (RuntimeError); "
+        "send it again as a new message",
     )

@@ -18,6 +18,7 @@ a wait gave it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import functools
 import logging
@@ -30,7 +31,7 @@ from roomkit.auth.access import Access
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
-from roomkit.core.failed_turns import FailedTurn, fail_turns_of, failed_turn
+from roomkit.core.failed_turns import MESSAGE_NAME, FailedTurn, fail_turns_of, failed_turn
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import end_turns_of as end_message_turns
 from roomkit.core.store import turn_journal
@@ -314,13 +315,16 @@ def run_turns(
     restart's ``resume_pending`` runs it a second time, and no follower (:func:`turn_owed`)
     waits for it. Its turns end recording the failure
     (:mod:`roomkit.core.failed_turns`), so that a follower in another process tells its
-    caller the same (:func:`failures_told`). ``on_recorded`` is called with each message's
-    event once the room store has it (``process_inbound``'s).
+    caller the same (:func:`failures_told`). Each message is recorded with what the log
+    calls it (its metadata's ``MESSAGE_NAME``), so that a turn of it re-driven after a
+    restart fails under the same name. ``on_recorded`` is called with each message's event
+    once the room store has it (``process_inbound``'s).
     """
 
     async def run() -> list[TurnFailure]:
         failures: list[TurnFailure] = []
-        for inbound, what in turns:
+        for sent, what in turns:
+            inbound = dataclasses.replace(sent, metadata={**sent.metadata, MESSAGE_NAME: what})
             recorded: list[RoomEvent] = []
             note = functools.partial(_noted, recorded, on_recorded)
             try:

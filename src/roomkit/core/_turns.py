@@ -8,7 +8,8 @@ here. A channel that runs one turn at a time in a room takes its place in the ki
 before anything yields (``_lanes``), so turns run in the order their messages were
 recorded. The message, then each reply, is delivered to the room's channels. A journalled
 turn is recorded with a lease and renewed while it runs or queues (:mod:`roomkit.core._leases`),
-so that other processes know it runs.
+so that other processes know it runs. A turn keeps the door's name for its message
+(:data:`roomkit.core.failed_turns.MESSAGE_NAME`), which its failure after a restart tells.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._leases import Leases
+from roomkit.core.failed_turns import MESSAGE_NAME
 from roomkit.core.ports import KitChannel, responds, resumes
 from roomkit.core.store import OpenTurn, RoomStore, turn_journal
 from roomkit.models.room import RoomEvent
@@ -69,7 +71,7 @@ async def run_turns(
                     room_id,
                     channel.channel_id,
                     event.sender_id or None,
-                    {"message_id": event.id},
+                    _turn_state(event),
                 ),
             )
             for channel in responders
@@ -112,3 +114,13 @@ async def run_turns(
             for place in places.values():
                 place.leave()
     return tuple(responses)
+
+
+def _turn_state(event: RoomEvent) -> dict[str, object]:
+    """What a journalled turn on the message ``event`` keeps: the message's id, and the
+    name a door gave it, if any."""
+    state: dict[str, object] = {"message_id": event.id}
+    name = event.metadata.get(MESSAGE_NAME)
+    if isinstance(name, str) and name:
+        state[MESSAGE_NAME] = name
+    return state

@@ -11,6 +11,11 @@ empty message. It holds no traceback, nor the error's text. Every reader of the 
 that is not a follower (the model's conversation, the desk's chat, a client's transcript)
 leaves such an event out; an event without the marker (every event recorded before it
 existed) reads as it always did.
+
+A door also records its name for a message with the message (its metadata's
+``"message_name"``), and the turns the message starts keep it (their state's same key): a
+turn re-driven after a restart that fails is named as the door that started it names it,
+so that door's followers elsewhere tell the failure as their own.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from roomkit.core.store import OpenTurn, RoomStore, TurnJournal, turn_journal
 from roomkit.models.room import RoomEvent, TextContent
 
 __all__ = [
+    "MESSAGE_NAME",
     "TURN_FAILED",
     "FailedTurn",
     "ends_failed_turn",
@@ -31,6 +37,9 @@ __all__ = [
 
 TURN_FAILED = "turn_failed"
 """The metadata key of the event that ends a failed turn."""
+MESSAGE_NAME = "message_name"
+"""The metadata key of a message a door runs, holding what the door calls it (``"AG-UI
+message m0"``); the turns the message starts keep it in their state under the same key."""
 
 
 @dataclass(frozen=True)
@@ -89,18 +98,22 @@ async def fail_resumed_turn(journal: TurnJournal, turn: OpenTurn, error: BaseExc
     """End ``turn``, re-driven after a restart, as failed with ``error``: its channel's event
     recording the failure is appended in the write that ends it, so no later
     ``resume_pending()`` runs it again and a follower in another process tells the failure.
-    The process that started the turn is gone, and with it the door's name for the message:
-    the message is named by its place in the room. A turn no longer open is left alone.
+    The failure names the message as the door that ran it does, by the name the turn
+    keeps (:data:`MESSAGE_NAME`); a turn without one (recorded before doors named their
+    messages, or started by no door) names the message by its place in the room. A turn no
+    longer open is left alone.
 
     Raises:
         StoreUnavailableError: the store cannot be reached (the turn stays open).
     """
+    name = turn.state.get(MESSAGE_NAME)
     message_id = turn.state.get("message_id")
-    what = (
-        f"message {message_id} of room {turn.room_id}"
-        if isinstance(message_id, int)
-        else f"turn {turn.turn_id} of room {turn.room_id}"
-    )
+    if isinstance(name, str) and name:
+        what = name
+    elif isinstance(message_id, int):
+        what = f"message {message_id} of room {turn.room_id}"
+    else:
+        what = f"turn {turn.turn_id} of room {turn.room_id}"
     error_name = type(error).__name__
     told = (
         f"{what} was recorded but not handled: its turn failed ({error_name}); "

@@ -109,7 +109,8 @@ class OpenTurn:
     state: dict[str, Any] = field(default_factory=dict)
     """What the channel keeps with the turn's record (JSON-ready). The records the kit
     makes with a message (``record_inbound``) hold ``{"message_id": <the event's id>}``, so
-    a turn that waited for others reads its message last. What the turn did goes in steps."""
+    a turn that waited for others reads its message last, and the door's name for the
+    message when it gave one (``"message_name"``). What the turn did goes in steps."""
 
 
 @dataclass(frozen=True, slots=True)
