@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.adapters.door_peer import durable_place
+from tests.core.room_stores import DURABLE, Place
 
 from roomkit.models.pending_input import PendingInputEvent
 from roomkit.tools.human_input import HumanInputHandler
@@ -33,6 +35,12 @@ class Desk:
     async def next(self) -> PendingInputEvent:
         """The next request announced."""
         return await asyncio.wait_for(self.asked.get(), 30)
+
+
+@pytest.fixture(params=DURABLE)
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
+    """A deployment's data on each durable store, for the doors' tests across processes."""
+    return durable_place(request, tmp_path)
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -34,6 +34,8 @@ from tests.servers.stores import fresh_prefix
 
 HERE = Path(__file__).parent
 PATIENCE = 60.0
+LEASE = 30.0
+"""The kit's default turn lease, in seconds."""
 TURNS = {"agui": "agui-turns-t1", "a2a": "a2a-turn-ctx-1"}
 """The name of the task each door runs the caller's turns in (thread ``t1``, context
 ``ctx-1``)."""

@@ -10,18 +10,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import TaskState
 from a2a_world import FileTaskStore, World
-from tests.adapters.door_peer import PATIENCE, asking_peer, durable_place
+from tests.adapters.door_peer import PATIENCE, asking_peer
 from tests.adapters.fragile_model import Fragile
-from tests.core.room_stores import DURABLE, Place
-
-
-@pytest.fixture(params=DURABLE)
-def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    return durable_place(request, tmp_path)
+from tests.core.room_stores import Place
 
 
 async def test_a_turn_failing_in_another_process_fails_the_task(

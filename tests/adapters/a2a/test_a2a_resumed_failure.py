@@ -12,22 +12,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import TaskState
 from a2a_world import FileTaskStore, World
-from tests.adapters.door_peer import PATIENCE, durable_place, killed_after_asking
+from tests.adapters.door_peer import LEASE, PATIENCE, killed_after_asking
 from tests.adapters.fragile_model import Fragile
-from tests.core.room_stores import DURABLE, Place
+from tests.core.room_stores import Place
 from tests.servers.stores import Ahead
-
-LEASE = 30.0
-"""The kit's default turn lease, in seconds."""
-
-
-@pytest.fixture(params=DURABLE)
-def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    return durable_place(request, tmp_path)
 
 
 async def test_a_resumed_turn_that_fails_fails_the_task(place: Place, tmp_path: Path) -> None:

@@ -11,24 +11,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import TaskState
 from a2a_world import FileTaskStore, World
-from tests.adapters.door_peer import PATIENCE, durable_place, killed_after_asking
-from tests.core.room_stores import DURABLE, Place
+from tests.adapters.door_peer import LEASE, PATIENCE, killed_after_asking
+from tests.core.room_stores import Place
 from tests.servers.stores import Ahead
 
 from roomkit.providers.ai.base import AIResponse
 
 DONE = AIResponse(content="Blue it is.")
-LEASE = 30.0
-"""The kit's default turn lease, in seconds."""
-
-
-@pytest.fixture(params=DURABLE)
-def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    return durable_place(request, tmp_path)
 
 
 async def test_an_answer_to_a_turn_no_process_runs_fails_the_task(

@@ -11,20 +11,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pytest
 from ag_ui.core import EventType
 from agui_front import Front, interrupts, texts
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from tests.adapters.door_peer import PATIENCE, asking_peer, durable_place
+from tests.adapters.door_peer import PATIENCE, asking_peer
 from tests.adapters.fragile_model import Fragile
-from tests.core.room_stores import DURABLE, Place
+from tests.core.room_stores import Place
 
 from roomkit.providers.ai.base import AIContext, AIResponse
-
-
-@pytest.fixture(params=DURABLE)
-def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    return durable_place(request, tmp_path)
 
 
 class Recording(Fragile):

@@ -10,21 +10,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from ag_ui.core import EventType
 from agui_front import Front
-from tests.adapters.door_peer import PATIENCE, durable_place, killed_after_asking
+from tests.adapters.door_peer import LEASE, PATIENCE, killed_after_asking
 from tests.adapters.fragile_model import Fragile
-from tests.core.room_stores import DURABLE, Place
+from tests.core.room_stores import Place
 from tests.servers.stores import Ahead
-
-LEASE = 30.0
-"""The kit's default turn lease, in seconds."""
-
-
-@pytest.fixture(params=DURABLE)
-def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    return durable_place(request, tmp_path)
 
 
 async def test_a_resumed_turn_that_fails_ends_the_run_in_error(

@@ -8,20 +8,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from ag_ui.core import EventType
 from agui_front import DONE, Front, texts
-from tests.adapters.door_peer import PATIENCE, durable_place, killed_after_asking
-from tests.core.room_stores import DURABLE, Place
+from tests.adapters.door_peer import LEASE, PATIENCE, killed_after_asking
+from tests.core.room_stores import Place
 from tests.servers.stores import Ahead
-
-LEASE = 30.0
-"""The kit's default turn lease, in seconds."""
-
-
-@pytest.fixture(params=DURABLE)
-def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
-    return durable_place(request, tmp_path)
 
 
 async def test_a_resume_of_a_turn_no_process_runs_ends_in_run_error(
