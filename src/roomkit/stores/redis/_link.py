@@ -35,7 +35,7 @@ with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 from roomkit.stores._checks import seconds
 from roomkit.stores.redis._bytes_client import bytes_client, decodes
-from roomkit.stores.redis._pools import StoreBlockingPool
+from roomkit.stores.redis._pools import QUEUE_TIMEOUT, Bound, PoolExhaustedError, StoreBlockingPool
 
 __all__ = [
     "TIMEOUT",
@@ -52,10 +52,13 @@ __all__ = [
 TIMEOUT = 5.0
 """Seconds a call of a Redis store waits for the server by default (``timeout=``).
 
-The bound covers the whole call: waiting for a pooled connection, connecting, the client's
-own retries and every round trip. A server that is frozen (stopped, swapping, stuck on a
-disk) keeps its connections open and answers nothing, which no connect timeout sees; the
-bound turns it into :class:`~roomkit.core.exceptions.StoreUnavailableError`."""
+The bound covers the whole call once it has a pooled connection: connecting, the client's
+own retries and every round trip. A call that queues for a connection of the store's own
+pool (more calls at once than its ``max_connections``) does not count its queue, which has
+a bound of its own (:data:`~roomkit.stores.redis._pools.QUEUE_TIMEOUT`). A server that is
+frozen (stopped, swapping, stuck on a disk) keeps its connections open and answers nothing,
+which no connect timeout sees; the bound turns it into
+:class:`~roomkit.core.exceptions.StoreUnavailableError`."""
 
 _UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 _PERSISTENCE = ("appendonly", "appendfsync", "save")
@@ -71,9 +74,9 @@ def connect(
     """The store's client, and whether the store owns it (and closes it).
 
     ``client`` when given, used as it is; else a new client for ``url`` (``default`` when
-    ``None``). A new client sends nothing until it is used. Its pool blocks callers beyond
-    its size until a connection frees up, rather than failing them. ``store`` names the
-    class in messages.
+    ``None``). A new client sends nothing until it is used. Its pool (64 connections, or
+    the URL's ``max_connections``) queues callers beyond its size until a connection frees
+    up, rather than failing them. ``store`` names the class in messages.
 
     The store reads replies as bytes, so that an entry, a field or a key that is not UTF-8
     (no store writes one) is named for what it is, not a ``UnicodeDecodeError`` inside
@@ -103,7 +106,7 @@ def connect(
         pool = StoreBlockingPool.from_url(
             url,
             max_connections=64,
-            timeout=10,
+            timeout=QUEUE_TIMEOUT,
             # One more try, for a connection a restart dropped; a server that stops
             # answering then fails the call within two socket timeouts, not four. A write
             # that ran before its reply was lost runs again: those that would change
@@ -223,25 +226,32 @@ async def guard(
         where: the server, as :func:`describe` names it.
         pending_id: the record the call reads or writes, if one: a key of another type
             there is a corrupt record, not a failure of the server.
-        within: seconds the block may take (the store's ``timeout``); past them the call is
-            cut and the server counts as not answering. ``None`` leaves each round trip to
+        within: seconds the block may take (the store's ``timeout``), but for a queue for a
+            connection of the store's own pool; past them the call is cut and the server
+            counts as not answering. ``None`` leaves each round trip to
             the client's own socket timeout (a bulk read or write of many keys).
         store: what the messages call the store.
         write: the call writes: cut by ``within``, it may still run once the server
             answers, and the message says so.
 
     Raises:
-        StoreUnavailableError: the server cannot be reached, or did not answer in time.
+        StoreUnavailableError: the server cannot be reached, or did not answer in time; or
+            no connection of the pool was free in time (the message says so).
         CorruptRecordError: the record ``pending_id`` is not a hash.
         StoreError: the server refused the call.
     """
     task = asyncio.current_task()
     cancels = task.cancelling() if task is not None else 0
     bound = asyncio.timeout(within)
+    counted = Bound(bound)
     try:
         async with bound:
-            yield
+            with counted:
+                yield
+    except PoolExhaustedError as error:
+        raise StoreUnavailableError(f"the {store} at {where} is busy: {error}") from error
     except TimeoutError as error:
+        counted.answered(False)
         if not bound.expired():
             raise StoreUnavailableError(
                 f"the {store} at {where} cannot be reached: {error}"
@@ -254,6 +264,7 @@ async def guard(
             )
         raise StoreUnavailableError(message) from None
     except _UNREACHABLE as error:
+        counted.answered(False)
         raise StoreUnavailableError(f"the {store} at {where} cannot be reached: {error}") from error
     except ResponseError as error:
         if pending_id is not None and str(error).startswith("WRONGTYPE"):
@@ -263,6 +274,7 @@ async def guard(
         raise StoreError(f"the {store} at {where} failed: {error}") from error
     except RedisError as error:
         raise StoreError(f"the {store} at {where} failed: {error}") from error
+    counted.answered(True)
     if task is not None and task.cancelling() > cancels:
         raise asyncio.CancelledError
 
