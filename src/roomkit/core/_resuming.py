@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._leases import Leases
-from roomkit.core.failed_turns import fail_resumed_turn
+from roomkit.core.failed_turns import fail_turns
 from roomkit.core.ports import KitChannel, ResumableChannel, resumes
 from roomkit.core.store import OpenTurn, TurnJournal
 from roomkit.models.room import RoomEvent
@@ -155,22 +155,9 @@ async def _resume_on(
         try:
             reply = await channel.resume_turn(turn)
         except Exception as error:
-            await _fail(journal, turn, error)
+            await fail_turns(journal, [turn], error)
             raise
     if reply is None:
         return None
     await deliver(reply)
     return reply
-
-
-async def _fail(journal: TurnJournal, turn: OpenTurn, error: Exception) -> None:
-    """End the re-driven ``turn`` that failed with ``error`` as failed; a store that cannot
-    be reached keeps it open (the next start re-drives it), which is logged."""
-    try:
-        await fail_resumed_turn(journal, turn, error)
-    except Exception:
-        logger.exception(
-            "The failed turn %s in room %s stays in the room store's journal",
-            turn.turn_id,
-            turn.room_id,
-        )

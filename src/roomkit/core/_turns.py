@@ -9,7 +9,10 @@ before anything yields (``_lanes``), so turns run in the order their messages we
 recorded. The message, then each reply, is delivered to the room's channels. A journalled
 turn is recorded with a lease and renewed while it runs or queues (:mod:`roomkit.core._leases`),
 so that other processes know it runs. A turn keeps the door's name for its message
-(:data:`roomkit.core.failed_turns.MESSAGE_NAME`), which its failure after a restart tells.
+(:data:`roomkit.core.failed_turns.MESSAGE_NAME`), which its failure tells. When a turn
+fails, the error goes to the caller, and the message's journalled turns not finished (the
+one that failed, those that never ran) end failed (:mod:`roomkit.core.failed_turns`): no
+restart's ``resume_pending`` runs them again, and followers of the room read the failure.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from roomkit.core._lanes import TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._leases import Leases
-from roomkit.core.failed_turns import MESSAGE_NAME
+from roomkit.core.failed_turns import MESSAGE_NAME, fail_turns
 from roomkit.core.ports import KitChannel, responds, resumes
 from roomkit.core.store import OpenTurn, RoomStore, turn_journal
 from roomkit.models.room import RoomEvent
@@ -110,6 +113,11 @@ async def run_turns(
                         continue
                     responses.append(reply)
                     await deliver(reply)
+        except Exception as error:
+            # The caller is told; the message's turns not finished end failed with it.
+            if journal is not None:
+                await fail_turns(journal, turns.values(), error)
+            raise
         finally:
             for place in places.values():
                 place.leave()

@@ -1,4 +1,4 @@
-"""Failed turns in the room's history: how a door's turn that failed ends in the journal.
+"""Failed turns in the room's history: how a journalled turn that failed ends.
 
 A door (AG-UI, A2A) that runs a caller's message as the room's turns tells its caller when
 a turn fails, and a process following the room from elsewhere must tell it the same. So a
@@ -10,7 +10,9 @@ the caller is told, so a reader that does not know the marker shows a sentence, 
 empty message. It holds no traceback, nor the error's text. Every reader of the history
 that is not a follower (the model's conversation, the desk's chat, a client's transcript)
 leaves such an event out; an event without the marker (every event recorded before it
-existed) reads as it always did.
+existed) reads as it always did. A turn fails so wherever it runs: under
+``process_inbound`` (whoever called it; the message's turns that never ran end with it,
+and the caller gets the error), or re-driven by ``resume_pending``.
 
 A door also records its name for a message with the message (its metadata's
 ``"message_name"``), and the turns the message starts keep it (their state's same key): a
@@ -20,6 +22,8 @@ so that door's followers elsewhere tell the failure as their own.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from roomkit.core.store import OpenTurn, RoomStore, TurnJournal, turn_journal
@@ -30,10 +34,13 @@ __all__ = [
     "TURN_FAILED",
     "FailedTurn",
     "ends_failed_turn",
-    "fail_resumed_turn",
+    "fail_turn",
+    "fail_turns",
     "fail_turns_of",
     "failed_turn",
 ]
+
+logger = logging.getLogger("roomkit.framework")
 
 TURN_FAILED = "turn_failed"
 """The metadata key of the event that ends a failed turn."""
@@ -94,14 +101,14 @@ async def fail_turns_of(store: RoomStore, message: RoomEvent, failure: FailedTur
             await _end_failed(journal, turn, failure)
 
 
-async def fail_resumed_turn(journal: TurnJournal, turn: OpenTurn, error: BaseException) -> None:
-    """End ``turn``, re-driven after a restart, as failed with ``error``: its channel's event
-    recording the failure is appended in the write that ends it, so no later
-    ``resume_pending()`` runs it again and a follower in another process tells the failure.
-    The failure names the message as the door that ran it does, by the name the turn
-    keeps (:data:`MESSAGE_NAME`); a turn without one (recorded before doors named their
-    messages, or started by no door) names the message by its place in the room. A turn no
-    longer open is left alone.
+async def fail_turn(journal: TurnJournal, turn: OpenTurn, error: BaseException) -> None:
+    """End ``turn`` (run by ``process_inbound``, or re-driven after a restart) as failed
+    with ``error``: its channel's event recording the failure is appended in the write that
+    ends it, so no later ``resume_pending()`` runs it again and a follower in another
+    process tells the failure. The failure names the message as the door that ran it does,
+    by the name the turn keeps (:data:`MESSAGE_NAME`); a turn without one (recorded before
+    doors named their messages, or started by no door) names the message by its place in
+    the room. A turn no longer open is left alone.
 
     Raises:
         StoreUnavailableError: the store cannot be reached (the turn stays open).
@@ -120,6 +127,21 @@ async def fail_resumed_turn(journal: TurnJournal, turn: OpenTurn, error: BaseExc
         "send it again as a new message"
     )
     await _end_failed(journal, turn, FailedTurn(what, error_name, turn.actor_id or "", told))
+
+
+async def fail_turns(journal: TurnJournal, turns: Iterable[OpenTurn], error: BaseException) -> None:
+    """End each of ``turns`` still open as failed with ``error`` (:func:`fail_turn`); one
+    the store cannot end keeps open (the next start re-drives it), which is logged, and the
+    others are ended all the same."""
+    for turn in turns:
+        try:
+            await fail_turn(journal, turn, error)
+        except Exception:
+            logger.exception(
+                "The failed turn %s in room %s stays in the room store's journal",
+                turn.turn_id,
+                turn.room_id,
+            )
 
 
 async def _end_failed(journal: TurnJournal, turn: OpenTurn, failure: FailedTurn) -> bool:
