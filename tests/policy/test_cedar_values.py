@@ -63,6 +63,22 @@ async def test_a_call_cedar_cannot_decide_asks_the_approvers_the_policy_names(
     assert (entry["decision"], entry["error"]) == ("ask", True)
 
 
+async def test_arguments_nested_past_the_stack_still_ask_the_approvers_the_policy_names(
+    turn: Any,
+) -> None:
+    """A model's argument nested hundreds of lists deep is no way around ``dave``: Cedar
+    cannot read it, so the ``ask:`` policy's approvers are asked, never the turn's actor."""
+    nested: Any = 1
+    for _ in range(450):
+        nested = [nested]
+    human = HumanInputToolHandler({"Ask"}, policy=CedarPolicy(CEDAR))
+    done = await turn(human, {"to": "bob", "amount": 5000, "memo": nested}, answer=approve())
+    assert [event.approvers for event in done.asked] == [("dave",)]
+    entry = await done.decided()
+    assert (entry["decision"], entry["error"]) == ("ask", True)
+    assert "nest" in entry["reason"]
+
+
 @pytest.mark.parametrize(
     ("terms", "refusal"),
     [

@@ -24,7 +24,7 @@ from roomkit.channels._calls.outcome import CallOutcome, cut, refused
 from roomkit.channels._calls.police import police
 from roomkit.channels._calls.report import report
 from roomkit.channels._calls.serve import ToolServer, serve
-from roomkit.core.exceptions import ChannelRefusalError
+from roomkit.core.exceptions import ArgumentsTooLargeError, ChannelRefusalError
 from roomkit.tools import texts
 
 if TYPE_CHECKING:
@@ -70,7 +70,12 @@ async def _decide(
     if not decision.allowed:
         body = texts.error_body(decision.reason or "")
         return refused(body, arguments, detail=decision.detail)
-    verdict = await police(site, server, name, decision.arguments, tool)
+    try:
+        verdict = await police(site, server, name, decision.arguments, tool)
+    except ArgumentsTooLargeError as error:
+        # A held or policy-decided call is recorded as a request: arguments more than a
+        # request keeps are the model's to write again, as a question's are.
+        return refused(texts.invalid_arguments(name, str(error)), decision.arguments)
     if verdict is not None:
         return await run_verdict(site, server, name, verdict)
     return await serve(site, server, name, decision.arguments)
