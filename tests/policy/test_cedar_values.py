@@ -10,6 +10,7 @@ from engines import CEDAR
 
 from roomkit import HumanInputToolHandler
 from roomkit.policy import Allow, Ask, CedarPolicy, Deny, PolicyCall, PolicyError
+from roomkit.policy._base import PolicyFailed
 from roomkit.tools.approvals import approve
 
 
@@ -63,20 +64,17 @@ async def test_a_call_cedar_cannot_decide_asks_the_approvers_the_policy_names(
     assert (entry["decision"], entry["error"]) == ("ask", True)
 
 
-async def test_arguments_nested_past_the_stack_still_ask_the_approvers_the_policy_names(
-    turn: Any,
-) -> None:
-    """A model's argument nested hundreds of lists deep is no way around ``dave``: Cedar
-    cannot read it, so the ``ask:`` policy's approvers are asked, never the turn's actor."""
+def test_arguments_nested_past_the_stack_fail_with_the_approvers_the_policy_names() -> None:
+    """A list nested deeper than Python's stack is a ``PolicyFailed`` whose fallback asks
+    ``dave``, as any call Cedar cannot read: never a bare ``RecursionError``, whose fallback
+    would be the call's own actor."""
     nested: Any = 1
-    for _ in range(450):
+    for _ in range(2000):
         nested = [nested]
-    human = HumanInputToolHandler({"Ask"}, policy=CedarPolicy(CEDAR))
-    done = await turn(human, {"to": "bob", "amount": 5000, "memo": nested}, answer=approve())
-    assert [event.approvers for event in done.asked] == [("dave",)]
-    entry = await done.decided()
-    assert (entry["decision"], entry["error"]) == ("ask", True)
-    assert "nest" in entry["reason"]
+    policy = CedarPolicy(CEDAR)
+    with pytest.raises(PolicyFailed, match="nest") as failed:
+        policy.decide(call(to="bob", amount=5000, memo=nested))
+    assert failed.value.fallback == Ask(approvers=["dave"])
 
 
 @pytest.mark.parametrize(

@@ -127,7 +127,12 @@ class CedarPolicy(PolicyBase):
         self._versioned(text)
 
     def decide(self, call: PolicyCall) -> PolicyDecision:
-        """Cedar's answer on ``call``, as one of the four decisions."""
+        """Cedar's answer on ``call``, as one of the four decisions.
+
+        Raises:
+            PolicyFailed: Cedar could not evaluate the call (its fallback asks the approvers
+                the policies name for the tool).
+        """
         readers = self._context
         if readers.every or call.tool in readers.tools:
             return self._evaluate(call, context=True)
@@ -157,8 +162,17 @@ class CedarPolicy(PolicyBase):
             "resource": {"type": "Tool", "id": call.tool},
         }
         if context:
+            try:
+                arguments = cedar_value(dict(call.arguments))
+            except RecursionError:
+                # Nested past Python's stack, as past Cedar's own limit: a call it cannot
+                # read, asked of the approvers the policies name.
+                raise PolicyFailed(
+                    "Cedar could not evaluate the call: its arguments nest too deep to read",
+                    fallback=self._fallback(call.tool),
+                ) from None
             request["context"] = {
-                "arguments": cedar_value(dict(call.arguments)),
+                "arguments": arguments,
                 "room": cedar_value(call.room or ""),
                 "channel": cedar_value(call.channel or ""),
                 "digest": call.digest,
