@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from roomkit.adapters._answer_shapes import response_schema
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import RoomKitError
+from roomkit.models.kinds import Kind, request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.validation import validate_answer
 
-__all__ = ["MISSING", "Refused", "as_text", "first_note", "settle"]
+__all__ = ["MISSING", "Refused", "answer_problem", "as_text", "first_note", "settle"]
 
 
 class Refused(str):
@@ -58,6 +61,9 @@ async def settle(
         return request
     if not await access.may_decide(principal, request):
         return Refused(f"Only the approval's approvers may decide {request.pending_id}")
+    problem = answer_problem(request, answer)
+    if problem is not None:
+        return Refused(f"Request {request.pending_id} cannot take that answer: {problem}")
     try:
         won = await handler.aresolve(
             pending_id,
@@ -69,6 +75,35 @@ async def settle(
     except RoomKitError as error:
         return Refused(f"The answer was refused: {error}")
     return None if won else await handler.get_request(pending_id)
+
+
+def answer_problem(request: PendingInput, answer: Any) -> str | None:
+    """What makes ``answer`` no answer to ``request`` as the desk takes one (one of a
+    question's options, text that is not blank), or ``None``. An approval's decision and
+    an answer to a request with an answer schema are checked when they are settled."""
+    if request.kind == "approval" or request.answer_schema is not None:
+        return None
+    # A question's answer, or a custom request's text, is the desk's body's ``answer``;
+    # a confirmation's or a question set's is the body itself.
+    wrapped = request_kind(request) in (Kind.QUESTION, Kind.CUSTOM)
+    body = {"answer": _whole(answer)} if wrapped else _whole(answer)
+    problem = validate_answer(response_schema(request), body)
+    if problem is None:
+        return None
+    return f"{problem} ({_wanted(request)})"
+
+
+def _wanted(request: PendingInput) -> str:
+    """What a request of that kind takes, worded for the caller."""
+    kind = request_kind(request)
+    if kind is Kind.CONFIRM:
+        return 'send {"confirmed": true|false, "reason": "..."}'
+    if kind is Kind.QUESTIONS:
+        return 'send {"answers": [{"question": ..., "answer": ...}, ...]}, one per question'
+    labels = response_schema(request)["properties"]["answer"]
+    if "enum" in labels or "items" in labels:
+        return "send one of the question's options, or a list of them when it takes several"
+    return "send the answer as text"
 
 
 def as_text(answer: Any) -> str:

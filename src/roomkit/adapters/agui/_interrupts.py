@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 from ag_ui.core import Interrupt, ResumeEntry
 
-from roomkit.models.kinds import Kind, option_labels, request_kind
+from roomkit.adapters._answer_shapes import response_schema
+from roomkit.models.kinds import Kind, request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools import approvals
 from roomkit.tools.human_input import HumanInputHandler
@@ -30,13 +31,6 @@ from roomkit.tools.validation import (
 
 __all__ = ["RunRefused", "Settle", "interrupt_of", "named", "response_schema", "settle_of"]
 
-_TEXT = {"type": "string", "minLength": 1}
-_CONFIRM = {
-    "type": "object",
-    "properties": {"confirmed": {"type": "boolean"}, "reason": {"type": "string"}},
-    "required": ["confirmed"],
-    "additionalProperties": False,
-}
 _REASONS = {Kind.APPROVAL: "tool_call", Kind.CONFIRM: "confirmation"}
 _APPROVAL_FIELDS = {"approved", "editedArgs", "reason"}
 
@@ -71,58 +65,6 @@ class Settle:
     """Answer it (an approval's decision included), reject it, or withdraw a question."""
     text: str = ""
     """The answer (or decision) text, or the rejection's reason."""
-
-
-def _choice(question: dict[str, Any]) -> dict[str, Any]:
-    """The schema of one question's answer: one of its labels, or several with
-    ``multiSelect``; any text when it has no options."""
-    labels = option_labels(question.get("options"))
-    if not labels:
-        return _TEXT
-    label = {"type": "string", "enum": labels}
-    if question.get("multiSelect") is True:
-        return {"type": "array", "items": label, "minItems": 1, "uniqueItems": True}
-    return label
-
-
-def _body(**properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-def response_schema(request: PendingInput) -> dict[str, Any]:
-    """The JSON Schema of a resume ``payload`` for ``request``: the answer schema itself
-    when the request has one, else the body its kind takes, as the desk takes it."""
-    kind = request_kind(request)
-    if kind is Kind.APPROVAL:
-        edited = request.answer_schema if request.answer_schema else {"type": "object"}
-        return {
-            "type": "object",
-            "properties": {
-                "approved": {"type": "boolean"},
-                "editedArgs": edited,
-                "reason": {"type": "string"},
-            },
-            "required": ["approved"],
-            "additionalProperties": False,
-        }
-    if request.answer_schema is not None:
-        return dict(request.answer_schema)
-    if kind is Kind.CONFIRM:
-        return _CONFIRM
-    if kind is Kind.QUESTIONS:
-        questions = request.arguments["questions"]
-        answer = {"anyOf": [_choice(question) for question in questions]}
-        item = _body(question={"type": "string"}, answer=answer)
-        count = len(questions)
-        return _body(answers={"type": "array", "items": item, "minItems": count, "maxItems": count})
-    if kind is Kind.QUESTION:
-        return _body(answer=_choice(request.arguments))
-    return _body(answer=_TEXT)
 
 
 def _answer_text(request: PendingInput, payload: Any) -> str:
