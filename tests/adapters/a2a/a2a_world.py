@@ -107,6 +107,7 @@ class World:
         approval: Approval | None = None,
         provider: AIProvider | None = None,
         clock: Callable[[], float] | None = None,
+        answer_schemas: dict[str, Any] | None = None,
     ) -> None:
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.kit = RoomKit(store=rooms, clock=clock) if clock else RoomKit(store=rooms)
@@ -116,6 +117,7 @@ class World:
             tool_definitions=[AITool(**ASK_USER_QUESTION)],
             timeout=timeout,
             approvals={"send": approval if approval is not None else Approval()},
+            answer_schemas=answer_schemas,
         )
         self.provider = provider if provider is not None else MockAIProvider(ai_responses=script)
         self.sent: list[dict[str, Any]] = []

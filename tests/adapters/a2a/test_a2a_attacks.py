@@ -75,7 +75,15 @@ async def test_a_data_part_naming_no_open_request_asks_again(data: dict[str, Any
 async def test_a_structured_answer_keeps_its_whole_numbers() -> None:
     """A data part's numbers travel as doubles; an answer's whole numbers are recorded as
     the integers the caller sent, so an answer schema asking for integers takes them."""
-    world = World([ask(), DONE])
+    integers = {
+        "type": "object",
+        "properties": {
+            "shade": {"type": "integer"},
+            "mix": {"type": "array", "items": {"type": "number"}},
+            "named": {"type": "object", "properties": {"n": {"type": "integer"}}},
+        },
+    }
+    world = World([ask(), DONE], answer_schemas={"AskUserQuestion": integers})
     async with world.http() as http:
         task = await world.send(http, text="Paint it")
         [request] = await world.handler.list_pending(room_id="ctx-1")
