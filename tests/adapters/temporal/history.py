@@ -1,6 +1,6 @@
 """Reading a workflow's Temporal history in the tests: waiting (on the server's long poll,
-not a sleep) for an event, a workflow's result unless a workflow task of it fails, and
-counting the updates a workflow took."""
+not a sleep) for an event, a workflow's result unless a workflow task of it fails,
+counting the updates a workflow took, and the timeouts its activities were scheduled with."""
 
 from __future__ import annotations
 
@@ -34,6 +34,23 @@ async def updates_taken(handle: WorkflowHandle) -> list[str]:
             accepted = event.workflow_execution_update_accepted_event_attributes
             taken.append(accepted.accepted_request.meta.update_id)
     return taken
+
+
+async def scheduled_timeouts(handle: WorkflowHandle, activity: str) -> list[tuple[float, float]]:
+    """The start-to-close and heartbeat timeouts, in seconds, each scheduling of
+    ``activity`` in the workflow's history carries."""
+    timeouts: list[tuple[float, float]] = []
+    async for event in handle.fetch_history_events():
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            scheduled = event.activity_task_scheduled_event_attributes
+            if scheduled.activity_type.name == activity:
+                timeouts.append(
+                    (
+                        scheduled.start_to_close_timeout.ToTimedelta().total_seconds(),
+                        scheduled.heartbeat_timeout.ToTimedelta().total_seconds(),
+                    )
+                )
+    return timeouts
 
 
 async def result_or_task_failure(handle: WorkflowHandle) -> Any:

@@ -143,6 +143,7 @@ REFUSED_IN_THE_WORKFLOW = [
     ({"escalate": [[1, "b\udc80"]]}, "InvalidTextError", "escalate(after=1, to=...) must be"),
     # An AttributeError: the workflow task failed, again and again.
     ({"ladder_raw": {"steps": []}}, "TypeError", "(): ladder is a Ladder(...) of remind()"),
+    ({"activity_timeouts_raw": 5}, "TypeError", "(): activity_timeouts must be an Activity"),
 ]
 
 

@@ -9,7 +9,12 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from roomkit.adapters.temporal import TemporalUpdates, ask_person, request_approval
+    from roomkit.adapters.temporal import (
+        ActivityTimeouts,
+        TemporalUpdates,
+        ask_person,
+        request_approval,
+    )
     from roomkit.core.exceptions import HumanInputRejectedError
     from roomkit.tools.human_input.ladder import Ladder, default, escalate
 
@@ -54,6 +59,11 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
         options["ladder"] = Ladder(*steps, on_expiry=on_expiry)
     if "ladder_raw" in spec:  # what is no Ladder at all
         options["ladder"] = spec["ladder_raw"]
+    if "heartbeat" in spec:
+        heartbeat = timedelta(seconds=spec["heartbeat"])
+        options["activity_timeouts"] = ActivityTimeouts(heartbeat=heartbeat)
+    if "activity_timeouts_raw" in spec:  # what is no ActivityTimeouts at all
+        options["activity_timeouts"] = spec["activity_timeouts_raw"]
     return options
 
 

@@ -6,7 +6,8 @@ In workflow code, :func:`ask_person` and :func:`request_approval`; on the worker
 ``activities=activities(handler)``; beside it (or in the desk, or on its own), a
 :class:`~roomkit.notify.Notifier` with the :class:`TemporalUpdates` surface, which delivers
 each outcome to the workflow that asked. :func:`send_to_room` starts or reaches a room's
-conversation workflow from a stateless front end.
+conversation workflow from a stateless front end. :class:`ActivityTimeouts` sets how long
+an ask's activities may run, and how soon a worker that died running one is replaced.
 
 Workflow files import it the way Temporal asks for libraries::
 
@@ -23,6 +24,7 @@ from roomkit._lazy import lazy_exports
 if TYPE_CHECKING:
     from roomkit.adapters.temporal._activities import activities
     from roomkit.adapters.temporal._protocol import UPDATE_NAME
+    from roomkit.adapters.temporal._timeouts import ActivityTimeouts
     from roomkit.adapters.temporal._workflow import GRACE, ask_person, request_approval
     from roomkit.adapters.temporal.rooms import room_workflow_id, send_to_room
     from roomkit.adapters.temporal.updates import TemporalUpdates, update_id_of
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GRACE",
     "UPDATE_NAME",
+    "ActivityTimeouts",
     "TemporalUpdates",
     "activities",
     "ask_person",
@@ -45,6 +48,7 @@ _HOMES = {
     "ask_person": "_workflow",
     "request_approval": "_workflow",
     "UPDATE_NAME": "_protocol",
+    "ActivityTimeouts": "_timeouts",
     "activities": "_activities",
     "TemporalUpdates": "updates",
     "update_id_of": "updates",

@@ -22,6 +22,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.api.common.v1 import Payloads
 
+from roomkit.adapters.temporal._timeouts import ActivityTimeouts
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.json_limits import (
@@ -93,6 +94,7 @@ class Spec:
     quorum: int | None
     ladder: Ladder | None
     grace: timedelta | None
+    timeouts: ActivityTimeouts | None
 
 
 def check_json(call: str, name: str, value: Any) -> None:

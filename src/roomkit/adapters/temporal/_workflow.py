@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         decision_of,
         settled,
     )
+    from roomkit.adapters.temporal._timeouts import ActivityTimeouts
     from roomkit.core.exceptions import (
         HumanInputRejectedError,
         HumanInputTimeoutError,
@@ -60,18 +61,6 @@ __all__ = ["ask_person", "request_approval"]
 GRACE = timedelta(seconds=60)
 """How much longer than the person's deadline the workflow's own timer runs."""
 
-_ATTEMPT = timedelta(seconds=30)
-"""The longest one attempt of roomkit's activities runs; a longer one is retried."""
-_HEARTBEAT = timedelta(seconds=5)
-"""How long Temporal waits for a heartbeat of roomkit's activities before it runs the
-activity again, on another worker: they heartbeat while they run, so a silence this long
-means the worker died (killed, or its host lost). Not a shorter ``_ATTEMPT`` instead: one
-attempt may wait on its store far longer (a pool that queues calls, a server slow to answer,
-a busy SQLite file), and cutting it off would pile attempts on a store that struggles. An
-activity scheduled by earlier code keeps the options it was scheduled with, and replay
-compares an activity's type and id, not its timeouts: no patch is needed. (A worker that
-runs an earlier roomkit's activities, which send no heartbeat, sees an attempt longer than
-this run again: the activities are safe to retry.)"""
 _REJECTED = "Request rejected"
 _WITHDRAWS = "roomkit-withdraw-on-cancel"
 """The patch that withdraws a cancelled workflow's open request."""
@@ -245,6 +234,12 @@ async def _ask(
     seconds_of(call, "grace", grace)
     if workflow.patched(_CHECKS_GRACE):
         check_grace(call, grace)
+    timeouts = ActivityTimeouts() if spec.timeouts is None else spec.timeouts
+    if not isinstance(timeouts, ActivityTimeouts):
+        raise TypeError(
+            f"{call}(): activity_timeouts must be an ActivityTimeouts, "
+            f"got {type(timeouts).__name__}"
+        )
     ladder = _ladder(spec.ladder)
     info = workflow.info()
     seq = state.count + 1
@@ -277,7 +272,7 @@ async def _ask(
         arguments_digest(tool_name, arguments),
         after_cancel=workflow.cancellation_reason() is not None,
     )
-    created = await _run(CREATE_ACTIVITY, request)
+    created = await _run(CREATE_ACTIVITY, request, timeouts)
     if ask.outcome is not None and ask.outcome["pending_id"] != created["pending_id"]:
         ask.outcome = None  # taken before the create returned, for another request
     ask.pending_id = created["pending_id"]
@@ -291,7 +286,7 @@ async def _ask(
         # The workflow was cancelled while the person is asked: the question is withdrawn.
         # (A history cancelled before this step existed is replayed without it.)
         if workflow.patched(_WITHDRAWS):
-            await _withdraw(ask)
+            await _withdraw(ask, timeouts)
         raise
     except TimeoutError:
         # Roomkit's deadline passed a grace ago: the store holds the outcome, or the timeout
@@ -299,6 +294,7 @@ async def _ask(
         expired = await _run(
             EXPIRE_ACTIVITY,
             {"pending_id": ask.pending_id, "digest": ask.digest, "ladder": ladder},
+            timeouts,
             retry=RetryPolicy(maximum_interval=timedelta(seconds=30)),
         )
         if ask.outcome is None:
@@ -311,14 +307,17 @@ async def _ask(
         outcome = await _run(
             EXPIRE_ACTIVITY,
             {"pending_id": ask.pending_id, "digest": ask.digest, "ladder": ladder},
+            timeouts,
         )
     return outcome
 
 
-async def _withdraw(ask: _Ask) -> None:
+async def _withdraw(ask: _Ask, timeouts: ActivityTimeouts) -> None:
     """Withdraw the request of ``ask``; a worker that cannot leaves it to its deadline."""
     try:
-        await _run(WITHDRAW_ACTIVITY, {"pending_id": ask.pending_id}, retry=_WITHDRAW_RETRY)
+        await _run(
+            WITHDRAW_ACTIVITY, {"pending_id": ask.pending_id}, timeouts, retry=_WITHDRAW_RETRY
+        )
     except (ActivityError, RuntimeError) as error:
         workflow.logger.warning(
             "request %s of a cancelled workflow is left to its deadline: %s", ask.pending_id, error
@@ -326,7 +325,11 @@ async def _withdraw(ask: _Ask) -> None:
 
 
 async def _run(
-    name: str, argument: dict[str, Any], *, retry: RetryPolicy | None = None
+    name: str,
+    argument: dict[str, Any],
+    timeouts: ActivityTimeouts,
+    *,
+    retry: RetryPolicy | None = None,
 ) -> dict[str, Any]:
     """Run one of roomkit's activities; a missing registration is a clear error."""
     policy = retry or RetryPolicy(non_retryable_error_types=["NotFoundError", "ValueError"])
@@ -334,8 +337,8 @@ async def _run(
         result: dict[str, Any] = await workflow.execute_activity(
             name,
             argument,
-            start_to_close_timeout=_ATTEMPT,
-            heartbeat_timeout=_HEARTBEAT,
+            start_to_close_timeout=timeouts.start_to_close,
+            heartbeat_timeout=timeouts.heartbeat,
             retry_policy=policy,
             result_type=dict,
         )
@@ -380,6 +383,7 @@ async def ask_person(
     answer_schema: dict[str, Any] | None = None,
     ladder: Ladder | None = None,
     grace: timedelta | None = None,
+    activity_timeouts: ActivityTimeouts | None = None,
 ) -> str:
     """Ask a person from workflow code; the answer text, as ``HumanInputHandler.wait()``.
 
@@ -394,6 +398,9 @@ async def ask_person(
             answer (``on_expiry=default(...)``) returned when nobody answers in time.
         grace: how much longer the workflow's timer runs than the deadline (60 s), at
             most a century.
+        activity_timeouts: the start-to-close and heartbeat timeouts of the ask's
+            activities (30 s and 5 s): the heartbeat one is how soon a worker that died
+            running one is replaced.
 
     Raises:
         HumanInputRejectedError: a person rejected the request, or its outcome is larger
@@ -403,7 +410,8 @@ async def ask_person(
         RequestWithdrawnError: the request was withdrawn (a ``RuntimeError``).
         RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
         TypeError: ``arguments`` or ``answer_schema`` is not JSON, ``answer_schema`` is
-            no dict, or ``ladder`` is no ``Ladder``.
+            no dict, ``ladder`` is no ``Ladder``, or ``activity_timeouts`` no
+            ``ActivityTimeouts``.
         ValueError: an ask roomkit will not make: bad ``approvers`` (or more than 100
             with ``actor``), ``timeout``, ``grace``
             (no positive ``timedelta``, or one longer than a century) or ``ladder``; an
@@ -414,7 +422,9 @@ async def ask_person(
             (2 MiB); text UTF-8 cannot encode (``InvalidTextError``), the schema, the
             ladder's default and its escalations' actors included.
     """
-    spec = Spec(actor, approvers, room_id, timeout, answer_schema, None, ladder, grace)
+    spec = Spec(
+        actor, approvers, room_id, timeout, answer_schema, None, ladder, grace, activity_timeouts
+    )
     return _answer(await _ask("ask_person", "question", tool_name, arguments, spec))
 
 
@@ -430,6 +440,7 @@ async def request_approval(
     tool_schema: dict[str, Any] | None = None,
     ladder: Ladder | None = None,
     grace: timedelta | None = None,
+    activity_timeouts: ActivityTimeouts | None = None,
 ) -> Decision:
     """Hold the call ``tool_name(arguments)`` until approvers decide; the decision.
 
@@ -441,8 +452,8 @@ async def request_approval(
         HumanInputRejectedError: an approver rejected the call, with the reason, or the
             decision is larger than Temporal carries into a workflow.
         HumanInputTimeoutError, RequestWithdrawnError, RuntimeError: as :func:`ask_person`.
-        TypeError: ``arguments`` or ``tool_schema`` is not JSON, or ``tool_schema`` is no
-            dict.
+        TypeError: ``arguments`` or ``tool_schema`` is not JSON, ``tool_schema`` is no
+            dict, or ``activity_timeouts`` no ``ActivityTimeouts``.
         ValueError: as :func:`ask_person`; also ``approvers`` empty or more than 100, a
             ``tool_schema`` that describes no object of arguments, or a ``quorum`` or a
             ladder's default that no decision fits.
@@ -457,7 +468,9 @@ async def request_approval(
             raise ValueError(
                 f"request_approval(): the ladder's default is no decision: {error}"
             ) from None
-    spec = Spec(actor, approvers, room_id, timeout, tool_schema, quorum, ladder, grace)
+    spec = Spec(
+        actor, approvers, room_id, timeout, tool_schema, quorum, ladder, grace, activity_timeouts
+    )
     outcome = await _ask("request_approval", "approval", tool_name, arguments, spec)
     decision = decision_of(_answer(outcome), outcome.get("arguments"), arguments)
     if decision.kind == "reject":
