@@ -1,7 +1,8 @@
 """A worker that dies while it runs one of roomkit's activities: Temporal hears no heartbeat
-and retries the activity on another worker within seconds, not after the attempt's whole
-``start_to_close_timeout``. Histories recorded before the activities had a heartbeat timeout
-replay unchanged.
+and retries the activity on another worker within the heartbeat timeout, not after the
+attempt's whole ``start_to_close_timeout``. The asks here set a heartbeat timeout of
+:data:`HEARTBEAT` through ``ActivityTimeouts``, so the tests do not wait out the default
+5 s. Histories recorded before the activities had a heartbeat timeout replay unchanged.
 
 The worker runs in a process of its own, killed (SIGKILL) while its store is frozen under
 the activity: its Redis store reaches the server through a relay that freezes the server
@@ -22,7 +23,7 @@ from temporalio.api.enums.v1 import TimeoutType
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.worker import Replayer
 from tests.adapters.temporal.conftest import World, running, worker_process
-from tests.adapters.temporal.history import wait_for_event, waiting
+from tests.adapters.temporal.history import scheduled_timeouts, wait_for_event, waiting
 from tests.adapters.temporal.temporal_server import TemporalServer
 from tests.adapters.temporal.workflows import Ask
 from tests.servers.redis_server import RedisServer
@@ -31,6 +32,8 @@ from tests.tools.human_input.stores.redis_relay import Relay
 from roomkit.adapters.temporal._protocol import CREATE_ACTIVITY, EXPIRE_ACTIVITY
 
 HISTORIES = Path(__file__).parent / "histories"
+HEARTBEAT = 1
+"""Seconds Temporal waits for a heartbeat of the asks' activities here."""
 DEADLINE = 20.0
 """Seconds from the kill to the workflow's result: well inside the 30 s an attempt may run,
 which is all a worker that sends no heartbeat leaves Temporal to go by."""
@@ -91,7 +94,7 @@ async def test_a_worker_killed_during_the_create_is_replaced_within_seconds(
     # The first command naming the workflow is its create activity's, in the worker.
     frozen = frozen_before(redis_restartable, relay, workflow_id)
     async with worker_process(world) as process:
-        handle = await world.start(Ask, {}, id=workflow_id)
+        handle = await world.start(Ask, {"heartbeat": HEARTBEAT}, id=workflow_id)
         await frozen.wait()
         await kill(process, redis_restartable)
         # A guard, not a measurement: Temporal learns of the dead worker only from the
@@ -104,6 +107,7 @@ async def test_a_worker_killed_during_the_create_is_replaced_within_seconds(
     assert answered.status_code == 200, answered.text
     assert result == {"answer": "Hotel E"}
     assert await retried_after(handle, CREATE_ACTIVITY) == [TimeoutType.TIMEOUT_TYPE_HEARTBEAT]
+    assert await scheduled_timeouts(handle, CREATE_ACTIVITY) == [(30.0, HEARTBEAT)]
     mine = [
         request
         for request in await world.desk_handler.list_settled()
@@ -118,7 +122,8 @@ async def test_a_worker_killed_during_the_expire_is_replaced_within_seconds(
     """The person's deadline passed: the default comes within seconds of the worker's
     death, not half a minute later."""
     async with worker_process(world) as process:
-        handle = await world.start(Ask, {"default": "Hotel B", "timeout": 1, "grace": 0.1})
+        spec = {"default": "Hotel B", "timeout": 1, "grace": 0.1, "heartbeat": HEARTBEAT}
+        handle = await world.start(Ask, spec)
         pending_id = await world.created.next()
         await wait_for_event(handle, waiting)
         # The create is done: the next command naming the request is the expire activity's,
@@ -130,6 +135,7 @@ async def test_a_worker_killed_during_the_expire_is_replaced_within_seconds(
             result = await handle.result()
     assert result == {"answer": "Hotel B"}
     assert await retried_after(handle, EXPIRE_ACTIVITY) == [TimeoutType.TIMEOUT_TYPE_HEARTBEAT]
+    assert await scheduled_timeouts(handle, EXPIRE_ACTIVITY) == [(30.0, HEARTBEAT)]
     defaulted = [
         e for e in await world.desk_handler.history(pending_id) if e["type"] == "defaulted"
     ]

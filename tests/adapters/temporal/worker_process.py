@@ -13,7 +13,7 @@ import sys
 from temporalio.client import Client
 from temporalio.worker import Worker
 from tests.adapters.temporal.workflows import Approve, Ask, AskTwice
-from tests.tools.human_input.durable.store_fixtures import open_store
+from tests.servers.stores import open_store
 
 from roomkit.adapters.temporal import activities
 from roomkit.tools.human_input import HumanInputHandler
