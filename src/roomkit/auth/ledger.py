@@ -15,7 +15,7 @@ from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import StoreError
 
 if TYPE_CHECKING:
-    from roomkit.tools.human_input.stores import SpendLedger
+    from roomkit.stores import SpendLedger
 
 __all__ = [
     "LINK_USED",

@@ -50,13 +50,13 @@ from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, load_or_create_secret
 from roomkit.notify import Notifier
 from roomkit.providers.ai.base import AIProvider, AITool
+from roomkit.stores import DurableStore, PendingStore
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import (
     ASK_USER_QUESTION,
     HumanInputHandler,
     HumanInputToolHandler,
 )
-from roomkit.tools.human_input.stores import DurableStore, PendingStore
 
 __all__ = [
     "AGENT_CHANNEL",

@@ -47,9 +47,9 @@ from roomkit.desk.metrics import DeskMetrics
 from roomkit.desk.routed_views import routed_view, routed_views
 from roomkit.desk.shapes import view_of
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import PendingChange, PendingChangeKind
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 __all__ = ["DeskHub", "Watcher"]
 

@@ -31,7 +31,7 @@ from pydantic_core import PydanticCustomError
 from roomkit._storable import unencodable_text
 from roomkit.models.kinds import Kind, kind_of, option_labels, request_kind
 from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores import approved_by
+from roomkit.stores import approved_by
 
 __all__ = [
     "AnswerBody",

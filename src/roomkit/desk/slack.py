@@ -62,7 +62,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_blocks
 from roomkit.notify.surface import Directory, Notice
 from roomkit.notify.wording import asked_text, clip, outcome_line, request_kind
-from roomkit.tools.human_input.stores import approved_by
+from roomkit.stores import approved_by
 
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk

@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from roomkit.tools.human_input.stores import check_entry, stamp_time
+from roomkit.stores import check_entry, stamp_time
 
 if TYPE_CHECKING:
     from roomkit.policy.decisions import DecisionName, PolicyCall
@@ -81,7 +81,7 @@ class PolicyEvidence(NamedTuple):
 
         Raises:
             TypeError, ValueError, InvalidTextError: as
-                :func:`~roomkit.tools.human_input.stores.check_entry` on its entry.
+                :func:`~roomkit.stores.check_entry` on its entry.
         """
         policy, version, reason = self.policy, self.version, self.reason
         texts = policy

@@ -338,7 +338,7 @@ async def approve_and_grant(
     final = await handler.get_request(pending_id)
     if final is None or final.status is not PendingInputStatus.RESOLVED:
         return GrantOutcome(True, None)
-    from roomkit.tools.human_input.stores import approved_by
+    from roomkit.stores import approved_by
 
     approvers = tuple(approved_by(final))
     offers = {

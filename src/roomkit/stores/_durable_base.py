@@ -143,7 +143,7 @@ class DurableBase(Opened):
 
         The feed runs while anyone listens. This store's own writes reach listeners as soon
         as they are stored, and may be heard again when the feed reports them;
-        :attr:`~roomkit.tools.human_input.stores.PendingChangeKind.RESYNC` says that changes
+        :attr:`~roomkit.stores.PendingChangeKind.RESYNC` says that changes
         may have been missed and listeners should re-read what they watch.
 
         Raises:

@@ -141,7 +141,7 @@ class VotingStore(Protocol):
 
         The operation checks that the request is pending and its deadline not passed on
         :attr:`~.base.DurableStore.clock`, and that the voter is listed and has not voted on the
-        current arguments (:func:`~roomkit.tools.human_input.stores.judge`); records the
+        current arguments (:func:`~roomkit.stores.judge`); records the
         vote and its ``voted`` history entry; and, when the vote reaches the quorum, vetoes
         it or puts it out of reach, settles the request with its ``settled`` entry, all or
         nothing. A vote that meets a passed deadline records the timeout and is refused.

@@ -2,7 +2,7 @@
 
 A ledger entry is a short name (``link:<nonce>``, ``token:<nonce>``, ...) that someone has
 spent, with the time it was spent and the time it may be forgotten, both on the store's
-clock. :meth:`~roomkit.tools.human_input.stores.SpendLedger.spend_once` is a check-and-set:
+clock. :meth:`~roomkit.stores.SpendLedger.spend_once` is a check-and-set:
 among every process sharing the store, only the first caller for an unexpired entry wins.
 The functions below check an entry and an expiry the same way for every store;
 :class:`MemoryLedger` is the ledger of a handler whose requests live in this process.

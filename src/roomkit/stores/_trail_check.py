@@ -8,8 +8,7 @@ That finds an edit anywhere but at a chain's end; a person who can write to the 
 can still change or drop the last entry, append one, or delete a chain whole.
 
 With the key, :func:`check_trail` also checks what only the key can make
-(:mod:`~roomkit.stores._trail`, :mod:`~roomkit.tools.human_input.stores.
-_checkpoints`):
+(:mod:`~roomkit.stores._trail`, :mod:`~roomkit.stores._checkpoints`):
 
 - each chain's head holds its signature and names the chain as it is: as many entries, the
   same last one (an edited, deleted or appended last entry shows, and so does a chain whose

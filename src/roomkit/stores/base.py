@@ -240,13 +240,13 @@ class DurableStore(Protocol):
         ``withdrawn``, ``settled_by``).
 
         ``history`` holds the entries (see
-        :func:`~roomkit.tools.human_input.stores.new_entry`) to append to the request's
+        :func:`~roomkit.stores.new_entry`) to append to the request's
         history if this call wins: in the same transaction as the outcome, chained on the
         head with the same check-and-set as ``append_history``, so that nobody learns of the
         outcome before its entries are stored. A settle that loses appends nothing, and one
         run again with its token after a fault appends them once. When the deadline came
         first and the store records the timeout instead, a settle that carries ``history``
-        appends :func:`~roomkit.tools.human_input.stores.deadline_entry` in its place.
+        appends :func:`~roomkit.stores.deadline_entry` in its place.
 
         The outcome is durable before this returns. ``TIMED_OUT`` wins only once the
         deadline has passed on :attr:`clock`; any other status loses to a passed deadline,

@@ -14,8 +14,8 @@ import logging
 
 from roomkit.core.exceptions import RoomKitError
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores import new_entry
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import new_entry
 
 __all__ = ["record_shown", "shown_in"]
 

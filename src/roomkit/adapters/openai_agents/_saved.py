@@ -33,7 +33,7 @@ from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker, Pause
 from roomkit.core.exceptions import KeyConflictError
 from roomkit.models.pending_input import PendingInput
-from roomkit.tools.human_input.stores import new_entry
+from roomkit.stores import new_entry
 
 __all__ = ["SavedRuns"]
 

@@ -31,11 +31,11 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.stores import approved_by, declined, detached
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
 from roomkit.tools.human_input import created_with, record_run
 from roomkit.tools.human_input.ladder import keep_ladder
-from roomkit.tools.human_input.stores import approved_by, declined, detached
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.site import CallSite

@@ -1,6 +1,6 @@
 """The memory store's trail: the histories a handler keeps in memory, signed and checkpointed.
 
-:class:`AnchoredHistory` is a :class:`~roomkit.tools.human_input.stores.MemoryHistory` that
+:class:`AnchoredHistory` is a :class:`~roomkit.stores.MemoryHistory` that
 counts what each append adds to a chain, and its :class:`MemoryTrail` keeps the signed heads
 and the checkpoints beside the chains, in the same process. A memory history links a
 settle's entries only when the chain is next read, so its heads are signed then too: when
@@ -198,10 +198,10 @@ class CarriedTrail(MemoryTrail):
 
 
 class AnchoredHistory(MemoryHistory):
-    """A :class:`~roomkit.tools.human_input.stores.MemoryHistory` with an audit trail.
+    """A :class:`~roomkit.stores.MemoryHistory` with an audit trail.
 
     Args:
-        limit: as :class:`~roomkit.tools.human_input.stores.MemoryHistory`'s.
+        limit: as :class:`~roomkit.stores.MemoryHistory`'s.
     """
 
     def __init__(self, *, limit: int | None = None) -> None:

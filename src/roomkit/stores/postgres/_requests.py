@@ -13,7 +13,7 @@ Each create and settle sends a ``NOTIFY`` inside its transaction, delivered only
 commits; the change feed LISTENs on one connection of its own while anyone listens, and
 waiters ask what changed every ``backstop_interval`` in case a notification was lost. The database
 also holds the spend-once ledger
-(:class:`~roomkit.tools.human_input.stores.SpendLedger`).
+(:class:`~roomkit.stores.SpendLedger`).
 
 The store class is a façade over parts that share its pool: its reads of records
 (:mod:`._reads`), its settles (:mod:`._settling`), approvers, votes and histories

@@ -33,7 +33,7 @@ the second time (an append to a history, a spend, a grant's use, an outbox claim
 token for that (:mod:`._once`), and a vote finds its own among the votes.
 
 The server also holds each request's history (kept for good, or ``audit_retention``) and
-the spend-once ledger (:class:`~roomkit.tools.human_input.stores.SpendLedger`, keys
+the spend-once ledger (:class:`~roomkit.stores.SpendLedger`, keys
 ``<prefix>:ledger:<entry>``, each expiring with its entry) of the desk's links and tokens.
 
 The store talks to one server (a primary, with or without replicas). The scripts find a
@@ -103,7 +103,7 @@ class RedisStore(PartsFacade):
 
     Its change feed is a pub/sub subscription: it covers this store's own writes at once,
     and again when the server's message comes back, and sends
-    :attr:`~roomkit.tools.human_input.stores.PendingChangeKind.RESYNC` each time the
+    :attr:`~roomkit.stores.PendingChangeKind.RESYNC` each time the
     subscription goes live (on the first connection and after every reconnect). A settle
     is as durable as the server's ``appendfsync`` makes it.
 

@@ -8,10 +8,10 @@ the store read, and while the history's head is the one it read (``head_moved`` 
 :mod:`~roomkit.stores.redis._history`); else it says so and writes
 nothing, and the vote is read and judged again. Two votes racing from two processes take
 turns; the second is judged against the first. When the vote settles the request, the
-script goes on with the settle script itself (:data:`~roomkit.tools.human_input.stores.
-_redis_scripts.SETTLE`, same keys and arguments), which appends the vote's entries as a
-settle's own: the vote, its history entries and the outcome are one script on the server,
-and the settle's bookkeeping is written once.
+script goes on with the settle script itself
+(:data:`~roomkit.stores.redis._scripts.SETTLE`, same keys and arguments), which appends the
+vote's entries as a settle's own: the vote, its history entries and the outcome are one
+script on the server, and the settle's bookkeeping is written once.
 """
 
 from __future__ import annotations

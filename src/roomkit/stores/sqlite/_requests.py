@@ -15,7 +15,7 @@ A store that commits a change sends a wake-up hint to the other processes listen
 file (a Unix datagram socket each, in ``<file>.wake/``), which then poll at once; the poll
 every ``backstop_interval`` catches whatever a hint misses. This store's own writes reach
 its listeners at once. The file also holds the spend-once ledger
-(:class:`~roomkit.tools.human_input.stores.SpendLedger`) that the answer desk keeps its
+(:class:`~roomkit.stores.SpendLedger`) that the answer desk keeps its
 spent links and revoked tokens in.
 
 The store class is a façade over parts that share its connection: its inserts
@@ -413,7 +413,7 @@ class SQLiteStore(PartsFacade):
         """Record a vote on a quorum approval, in one write transaction.
 
         The transaction reads the record under the file's write lock, judges the vote
-        (:func:`~roomkit.tools.human_input.stores.judge`: pending, before its deadline on
+        (:func:`~roomkit.stores.judge`: pending, before its deadline on
         :attr:`clock`, a listed approver who has not voted on these arguments), writes it,
         settles the request when it decides it, and appends its history entries: all or
         nothing. A vote that meets a passed deadline records the timeout instead. A failed

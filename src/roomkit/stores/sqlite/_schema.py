@@ -18,8 +18,7 @@ chain can go ``audit_retention`` seconds after its last entry once its request i
 and its signed head (``length``, ``head``, ``epoch``, ``mac``: see
 :mod:`~roomkit.stores._trail`), written by the same statement, with
 ``checked``, the length the last checkpoint took (NULL: none took the chain yet);
-``roomkit_checkpoints`` the trail's checkpoints (:mod:`~roomkit.tools.human_input.stores.
-_sqlite_trail`).
+``roomkit_checkpoints`` the trail's checkpoints (:mod:`~roomkit.stores.sqlite._trail`).
 A fourth table, ``roomkit_ledger``, is the spend-once ledger (its statements are in
 :mod:`~roomkit.stores.sqlite._ledger`); ``roomkit_grants``, the standing grants, is made by
 :mod:`~roomkit.stores.sqlite._grants` at their first use. A file made by an earlier version

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from roomkit.core.exceptions import HumanInputRejectedError
 from roomkit.models.enums import ChannelType
+from roomkit.stores import check_entry
 from roomkit.tools.human_input._announce import unannounced
 from roomkit.tools.human_input._at_once import decided_at_once
 from roomkit.tools.human_input._checks import check_options, check_surface
@@ -30,7 +31,6 @@ from roomkit.tools.human_input._decisions import _created, check_actors, created
 from roomkit.tools.human_input._later import settled_at_once
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_trail import LaterEntry
-from roomkit.tools.human_input.stores import check_entry
 
 if TYPE_CHECKING:
     from roomkit.models.decisions import Decision
@@ -81,7 +81,7 @@ async def create_decided(
         HandlerClosedError, InvalidTextError, StoreUnavailableError: as ``create_approval``.
         TypeError, ValueError, InvalidTextError: an entry of ``history``, or one the settle
             writes (its ``decided`` entry, with the reason), is no history entry
-            (as :func:`~roomkit.tools.human_input.stores.check_entry`); nothing is stored.
+            (as :func:`~roomkit.stores.check_entry`); nothing is stored.
         ValueError: ``surface`` is longer than
             :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters; nothing is
             stored.

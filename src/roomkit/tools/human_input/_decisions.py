@@ -7,7 +7,7 @@ An approval is a request of kind ``"approval"``: ``tool_name`` is the held tool,
 the request as it was. An edit must match the tool's schema. A rejection settles the
 request ``REJECTED`` with its reason; every other decision settles it ``RESOLVED`` with the
 decision's JSON, which the tool loop reads back. Each step is written to the request's
-history in the store (:class:`~roomkit.tools.human_input.stores.HistoryLog`); the
+history in the store (:class:`~roomkit.stores.HistoryLog`); the
 ``decided`` and ``settled`` entries of a decision in the settle's own transaction, so that
 whoever hears of the outcome finds them.
 
@@ -36,13 +36,13 @@ from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, V
 from roomkit.models.decisions import Approve
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.stores import Ballot, check_entry, new_entry, settled_entry
 from roomkit.tools._actor_ids import actor_ids
 from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._checks import check_digest
 from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
 from roomkit.tools.human_input._keys import reattached
-from roomkit.tools.human_input.stores import Ballot, check_entry, new_entry, settled_entry
 from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from roomkit.core.exceptions import AsyncSettleRequiredError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import Ballot, HistoryLog, Judgement, asked_entry
 from roomkit.stores.base import (
     ChangeListener,
     DurableSettledHistory,
@@ -40,7 +41,6 @@ from roomkit.tools.human_input._granting import (
 from roomkit.tools.human_input._in_transaction import Settlement, in_transaction
 from roomkit.tools.human_input._withdrawing import timed_out
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import Ballot, HistoryLog, Judgement, asked_entry
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._answering import Answer

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import new_entry
 from roomkit.stores.grants import (
     Grant,
     GrantedInsert,
@@ -30,7 +31,6 @@ from roomkit.tools.human_input._decisions import APPROVED, Decisions, opening_en
 from roomkit.tools.human_input._in_transaction import Settlement
 from roomkit.tools.human_input._keys import reattached
 from roomkit.tools.human_input._memory_engine import MemoryEngine
-from roomkit.tools.human_input.stores import new_entry
 
 __all__ = ["GRANT", "settle_granted"]
 

@@ -15,9 +15,9 @@ import time
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores import check_entry, detached, stamp_time
 from roomkit.tools.human_input._decisions import _created
 from roomkit.tools.human_input._memory_trail import LaterEntry, MemoryTrail
-from roomkit.tools.human_input.stores import check_entry, detached, stamp_time
 
 if TYPE_CHECKING:
     from roomkit.models.decisions import Decision

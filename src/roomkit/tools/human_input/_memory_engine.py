@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from roomkit.core.exceptions import AsyncSettleRequiredError, UnknownRequestError
 from roomkit.models.clock import utcnow
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import Ballot, Judgement, MemoryStore, judge, widened
 from roomkit.stores.base import (
     ChangeListener,
     PendingChange,
@@ -40,7 +41,6 @@ from roomkit.tools.human_input._memory_trail import (
     settled_record,
 )
 from roomkit.tools.human_input._withdrawing import HANDLER_CLOSED, RELEASED, withdrawn
-from roomkit.tools.human_input.stores import Ballot, Judgement, MemoryStore, judge, widened
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._answering import Answer

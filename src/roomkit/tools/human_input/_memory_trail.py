@@ -13,7 +13,7 @@ nanoseconds, whether the handler withdrew it) or, for a resolve, the time alone 
 ``int``), and an entry given as a dict is kept as it is. The history of a question asked
 and then resolved by the handler, the most common one, is that ``int`` alone in place of
 the tuple of records (:func:`recorded`). The canonical JSON and the
-SHA-256 chain (:mod:`~roomkit.tools.human_input.stores._history`) are made when someone
+SHA-256 chain (:mod:`~roomkit.stores._history`) are made when someone
 reads or appends to the history, and kept from then on in place of what they were made
 from, so every reader sees one chain. The entries come
 out exactly as if each had been linked when it was recorded.
@@ -26,7 +26,7 @@ entry holds the call's arguments), and linked when read, like a settle's. A late
 what it is made of, checked as it is kept, and made into its entry when read.
 
 On a :class:`MemoryStore` the histories have an audit trail (``handler.audit_trail``, a
-:class:`~roomkit.tools.human_input.stores.CarriedTrail`): each chain's head is signed
+:class:`~roomkit.stores.CarriedTrail`): each chain's head is signed
 when the trail is read or checkpointed, at the length the handler's records gave it, and
 the records are counted as they are linked, never as they are recorded.
 """
@@ -39,7 +39,7 @@ from typing import Any, Protocol, Self
 
 from roomkit.core.exceptions import UnknownRequestError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input.stores import (
+from roomkit.stores import (
     CarriedTrail,
     MemoryStore,
     PendingStore,
@@ -85,7 +85,7 @@ class LaterEntry(Protocol):
 
         Raises:
             TypeError, ValueError, InvalidTextError: as
-                :func:`~roomkit.tools.human_input.stores.check_entry` on its entry.
+                :func:`~roomkit.stores.check_entry` on its entry.
         """
         ...
 

@@ -18,7 +18,7 @@ from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutEr
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores import GuardedHistory, NoticedHistory
+from roomkit.stores import GuardedHistory, NoticedHistory, PendingStore, StoreTrail, check_entry
 from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
 from roomkit.stores.outbox import Outbox, OutboxItem
 from roomkit.tools.human_input._announce import Announcer
@@ -28,7 +28,6 @@ from roomkit.tools.human_input._decisions import Decisions
 from roomkit.tools.human_input._durable_engine import DurableEngine
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
-from roomkit.tools.human_input.stores import PendingStore, StoreTrail, check_entry
 
 __all__ = ["HandlerReads"]
 
@@ -104,7 +103,7 @@ class HandlerReads:
 
         Raises:
             TypeError, ValueError: ``entry`` is no history entry (it needs ``type`` and
-                ``at``; ``roomkit.tools.human_input.stores.new_entry`` makes one); or its
+                ``at``; ``roomkit.stores.new_entry`` makes one); or its
                 ``actor`` or ``surface`` is longer than
                 :data:`~roomkit.models.json_limits.MAX_ID_CHARS` (256) characters, as
                 ``by`` and ``surface`` of a settle are. Nothing was stored.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from roomkit.core.exceptions import HandlerClosedError, StoreError
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.tools.human_input.stores import settled_entry
+from roomkit.stores import settled_entry
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._durable import DurableWaits

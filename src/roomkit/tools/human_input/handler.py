@@ -28,6 +28,7 @@ from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
 from roomkit.people import Directory
+from roomkit.stores import AnchoredHistory, HistoryLog, MemoryStore, PendingStore
 from roomkit.stores.base import DurableStore, SpendLedger
 from roomkit.stores.grants import GrantStore, KeepsGrants, MemoryGrants
 from roomkit.stores.outbox import KeepsOutbox
@@ -58,12 +59,6 @@ from roomkit.tools.human_input._typed_answers import (
     answer_schema_of,
     answer_text,
     typed_answer,
-)
-from roomkit.tools.human_input.stores import (
-    AnchoredHistory,
-    HistoryLog,
-    MemoryStore,
-    PendingStore,
 )
 
 __all__ = ["HumanInputHandler", "OnInputRequiredCallback"]

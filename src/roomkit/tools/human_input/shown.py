@@ -38,10 +38,10 @@ import time
 from collections.abc import Collection, Iterable
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores import new_entry
 from roomkit.stores.outbox import now_of
 from roomkit.tools.human_input._shown_marks import mark
 from roomkit.tools.human_input.handler import HumanInputHandler
-from roomkit.tools.human_input.stores import new_entry
 
 __all__ = ["SHOWN_KEEP", "ShownTrail"]
 
