@@ -50,9 +50,9 @@ from typing import Any, TypedDict
 from _harness import Row, percentile, start
 
 from roomkit.models.pending_input import PendingInputEvent
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 SAMPLES = 300
 QUICK_SAMPLES = 60

@@ -30,8 +30,8 @@ from pathlib import Path
 from _harness import Row, progress, start
 from bench_stores import IN_FLIGHT, PARK_BATCH, in_flight
 
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 BACKSTOP = 300.0
 DEFAULT_SIZES = (2_000, 32_000)

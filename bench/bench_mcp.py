@@ -24,9 +24,9 @@ from _harness import Row, percentile, start
 from mcp import Client
 
 from roomkit.mcp import HumanInputMCPServer
+from roomkit.stores import PendingChange, PendingChangeKind
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 TARGET_MS = 5.0
 

@@ -204,7 +204,7 @@ async def bad_round(
     if folder is None:
         handler = HumanInputHandler(retention=BAD_REQUESTS)
     else:
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         handler = HumanInputHandler(store=SQLiteStore(folder / f"{len(kinds)}-{time.time()}.db"))
     names = ("healthy", *kinds)

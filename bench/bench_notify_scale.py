@@ -100,8 +100,8 @@ class Receiver:
 async def notifier_process(location: str, prefix: str, hook_url: str) -> None:
     """The notifier's role: deliver until told to drain, then report its statistics."""
     from roomkit.notify import Notifier, Webhook
+    from roomkit.stores.redis import RedisStore
     from roomkit.tools.human_input import HumanInputHandler
-    from roomkit.tools.human_input.stores.redis import RedisStore
 
     store = RedisStore(location, prefix=prefix)
     handler = HumanInputHandler(store=store)

@@ -45,7 +45,7 @@ from bench_stores import (
 from bench_stores import answerer as answer_ids
 from scale_case import answered_from_processes as scale_case
 
-from roomkit.tools.human_input.stores.postgres import PostgresStore
+from roomkit.stores.postgres import PostgresStore
 
 WAKE_SAMPLES = 1_000
 SETTLES = 10_000

@@ -76,14 +76,9 @@ from scale_case import (
 )
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import PendingChange, PendingChangeKind, new_entry, settled_entry
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, record_ladder, remind
-from roomkit.tools.human_input.stores import (
-    PendingChange,
-    PendingChangeKind,
-    new_entry,
-    settled_entry,
-)
 
 T = TypeVar("T")
 X = TypeVar("X")
@@ -120,15 +115,15 @@ SQLITE_WAKE_MS = 5.0
 
 def open_store(kind: str, location: str, prefix: str, **options: float) -> Any:
     if kind in ("sqlite", SQLITE_NORMAL):
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         synchronous = "normal" if kind == SQLITE_NORMAL else "full"
         return SQLiteStore(location, synchronous=synchronous, **options)
     if kind == "postgres":
-        from roomkit.tools.human_input.stores.postgres import PostgresStore
+        from roomkit.stores.postgres import PostgresStore
 
         return PostgresStore(location, schema=prefix, **options)
-    from roomkit.tools.human_input.stores.redis import RedisStore
+    from roomkit.stores.redis import RedisStore
 
     return RedisStore(location, prefix=prefix, **options)
 
@@ -216,7 +211,7 @@ async def scale_waiter(
     with ``remind_after``, each with a ladder of one reminder."""
     from redis.asyncio import BlockingConnectionPool, Redis
 
-    from roomkit.tools.human_input.stores.redis import RedisStore
+    from roomkit.stores.redis import RedisStore
 
     # The store's own pool gives a caller 10 s to get a connection; a burst of tens of
     # thousands of wake-ups queues longer than that, and each wait that times out falls

@@ -54,8 +54,8 @@ with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal import TemporalUpdates, activities, ask_person
     from roomkit.desk import DeskLimits, create_desk_app, issue_token
     from roomkit.notify import Notifier, Retry
-    from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.base import PendingChange, PendingChangeKind
+    from roomkit.stores.sqlite import SQLiteStore
 
 SECRET = "bench-temporal-secret-0123456789abcdef"
 MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") else None

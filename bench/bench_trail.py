@@ -40,7 +40,7 @@ from bench_postgres import Cluster
 from bench_stores import RedisServer, in_flight, open_store
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input.stores import new_entry, settled_entry
+from roomkit.stores import new_entry, settled_entry
 
 IN_FLIGHT = 256
 ROUNDS, QUICK_ROUNDS = 8, 4
@@ -51,7 +51,7 @@ KEY = "bench-audit-key-0123456789abcdef"
 
 def keys() -> Any:
     try:
-        from roomkit.tools.human_input.stores import AuditKeys
+        from roomkit.stores import AuditKeys
     except ImportError:
         return None
     return AuditKeys([KEY])
@@ -159,7 +159,7 @@ async def on_store(kind: str, location: str, prefix: str, rounds: int, count: in
         await trail.checkpoint()
         checkpoint = time.perf_counter() - start
         start = time.perf_counter()
-        from roomkit.tools.human_input.stores import check_trail
+        from roomkit.stores import check_trail
 
         report = check_trail(await trail.read(), keys(), now=time.time())
         verify = time.perf_counter() - start
@@ -179,7 +179,7 @@ async def on_store(kind: str, location: str, prefix: str, rounds: int, count: in
 def signing_cost() -> list[Row]:
     """The CPU a signed head costs an append: its HMAC and its text, timed alone."""
     try:
-        from roomkit.tools.human_input.stores._trail import Anchoring, head_value
+        from roomkit.stores._trail import Anchoring, head_value
     except ImportError:
         return []
     anchoring = Anchoring(keys())

@@ -20,9 +20,9 @@ from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from roomkit.adapters import openai_agents as roomkit_agents
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 DELETED: list[str] = []
 

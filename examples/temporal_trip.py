@@ -42,7 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from roomkit.desk import create_desk_app, issue_token
     from roomkit.models.pending_input import arguments_digest
     from roomkit.notify import Notifier
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
 TASK_QUEUE = "trips"
 APPROVERS = ["alice", "bob", "carol"]
