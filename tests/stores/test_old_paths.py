@@ -2,17 +2,22 @@
 
 Each old module gives the very objects of its new home, public names and the private ones
 the tests used alike; an old path in ``roomkit.core`` imports its new home only when a name
-is first read from it.
+is first read from it. The old paths are kept for users: the package, its benchmarks and its
+examples import from the new homes.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 MOVED = [
     ("roomkit.core._json_fields", "roomkit.stores._json_fields"),
@@ -78,6 +83,21 @@ MOVED = [
 ]
 """Each old module path, and its new home."""
 
+OLD = {old for old, _ in MOVED} | {"roomkit.tools.human_input.stores"}
+"""Every old module, the old package with them."""
+
+
+def _old_imports(path: Path) -> list[str]:
+    """The old modules an import statement of ``path`` names, wherever it stands."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name in OLD]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            named = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            found += [name for name in named if name in OLD]
+    return found
+
 
 def _names(module: object) -> list[str]:
     return [name for name in vars(module) if not (name.startswith("__") and name.endswith("__"))]
@@ -130,3 +150,20 @@ def test_an_old_core_path_imports_its_new_home_only_when_used() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.split() == ["[]", "True"]
+
+
+def test_the_project_imports_the_stores_from_their_new_home() -> None:
+    """The old modules are for users: the kit, its benchmarks and examples import none."""
+    paths = [
+        *ROOT.glob("src/roomkit/**/*.py"),
+        *ROOT.glob("bench/*.py"),
+        *ROOT.glob("examples/*.py"),
+    ]
+    old_modules = {ROOT.joinpath("src", *name.split(".")) for name in OLD}
+    users = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in paths
+        if path.with_suffix("") not in old_modules and path.parent not in old_modules
+        for name in _old_imports(path)
+    }
+    assert sorted(users) == []
