@@ -44,7 +44,13 @@ UNUSED = (
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["audit", "verify", "--help"], ["mcp", "--help"], ["desk", "--help"]],
+    [
+        ["--help"],
+        ["audit", "verify", "--help"],
+        ["mcp", "--help"],
+        ["desk", "--help"],
+        ["revoke", "--help"],
+    ],
     ids=" ".join,
 )
 def test_a_help_loads_no_part_of_the_kit(argv: list[str]) -> None:
