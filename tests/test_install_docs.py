@@ -88,7 +88,7 @@ def test_the_readme_install_commands_work_in_a_fresh_venv(tmp_path: Path) -> Non
     # installs it beside this roomkit: in the checkout, or as the package.
     probe = (
         "import psycopg, roomkit\n"
-        "from roomkit.tools.human_input.stores.postgres import PostgresStore\n"
+        "from roomkit.stores.postgres import PostgresStore\n"
         "print(roomkit.__file__)\n"
         "try:\n"
         "    import roomkit.stores.sqlite\n"

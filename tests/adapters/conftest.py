@@ -16,8 +16,8 @@ from tests.adapters.door_peer import durable_place
 from tests.core.room_stores import DURABLE, Place
 
 from roomkit.models.pending_input import PendingInputEvent
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
 class Desk:

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 RUN_KEY = "crash"
 

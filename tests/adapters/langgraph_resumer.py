@@ -23,8 +23,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
 from roomkit.adapters import langgraph as lg
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 CONFIG = {"configurable": {"thread_id": "crash"}}
 

@@ -307,7 +307,7 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_thread_resumes_on
     from tests.adapters.langgraph_resumer import CONFIG
     from tests.adapters.langgraph_resumer import build as build_crashing
 
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     ran = tmp_path / "ran.txt"
     store = SQLiteStore(tmp_path / "requests.db")
@@ -381,7 +381,7 @@ async def test_a_durable_question_past_its_deadline_resumes_with_the_default(
     resumes the thread with the default, once."""
     import time
 
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     ran: list[str] = []
     ladder = Ladder(on_expiry=default('{"colour": "grey"}'))
@@ -453,7 +453,7 @@ async def test_a_second_resumer_mid_step_leaves_the_thread_to_the_first(tmp_path
 
     from tests.adapters.langgraph_resumer import CONFIG, build_parallel
 
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     ran = tmp_path / "ran.txt"
     store = SQLiteStore(tmp_path / "requests.db")

@@ -165,7 +165,7 @@ async def test_the_desk_takes_a_listed_approver_and_refuses_another() -> None:
 async def test_a_new_process_resumes_from_the_state_kept_in_the_store(tmp_path: Path) -> None:
     """The RunState survives the process: a new store object, a new agent, the same file;
     a resumer long after the first one's lease finds nothing to do."""
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     sent: list[str] = []
     store = SQLiteStore(tmp_path / "runs.db")
@@ -201,7 +201,7 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
 
     from tests.adapters.framework_resumers import RUN_KEY, openai_agent
 
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     ran = tmp_path / "ran.txt"
     store = SQLiteStore(tmp_path / "requests.db")
@@ -411,7 +411,7 @@ async def test_a_resumer_killed_before_the_next_pause_is_kept_leaves_the_run_res
 
     from tests.adapters.framework_resumers import RUN_KEY, openai_agent_sending
 
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     ran = tmp_path / "ran.txt"
     store = SQLiteStore(tmp_path / "requests.db")
@@ -453,7 +453,7 @@ async def test_the_expiry_the_model_reads_names_the_requests_own_deadline(
 ) -> None:
     """A resumer with another timeout than the start's: the model reads how long the
     person had, from the request's own deadline."""
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     sent: list[str] = []
     agent = build(sent)

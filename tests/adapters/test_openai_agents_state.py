@@ -14,9 +14,9 @@ from roomkit.adapters import openai_agents as oa
 from roomkit.adapters._asking import asking
 from roomkit.adapters._pauses import Pause
 from roomkit.adapters.openai_agents._saved import PART_CHARS, SavedRuns
+from roomkit.stores import new_entry
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import new_entry
 
 
 @pytest.fixture(autouse=True)

@@ -191,7 +191,7 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
 
     from tests.adapters.framework_resumers import keep_paused_run, pydantic_agent
 
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     ran = tmp_path / "ran.txt"
     store = SQLiteStore(tmp_path / "requests.db")
@@ -352,7 +352,7 @@ async def test_a_caller_cut_while_people_decide_leaves_their_requests_open(
     request, and the run went on as refused; the request stays open, and the next caller
     gets the person's decision."""
     from roomkit.models.pending_input import PendingInputStatus
-    from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+    from roomkit.stores.sqlite import SQLiteStore
 
     sent: list[str] = []
     agent = build(pa.deferred_handler(handler, wait=False, actor="alice"), ["send"], sent)

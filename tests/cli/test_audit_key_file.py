@@ -99,7 +99,7 @@ def test_the_key_command_says_when_the_environment_key_signs_instead(
 ) -> None:
     """With ``ROOMKIT_AUDIT_KEY`` set, every command signs with it: ``audit key`` still
     writes the file, and says the file's key does not sign while the variable is set."""
-    from roomkit.tools.human_input.stores import AuditKeys
+    from roomkit.stores import AuditKeys
 
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", "an-environment-key-of-32-bytes!!")
     environment = AuditKeys.from_environment()

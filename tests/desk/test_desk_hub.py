@@ -10,7 +10,7 @@ from typing import Any
 from roomkit import PendingInput, PendingInputStatus, RoomKit
 from roomkit.desk import Access, DeskHub, Principal
 from roomkit.desk.hub import Watcher
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
+from roomkit.stores import PendingChange, PendingChangeKind
 
 
 class ShadowHandler:

@@ -19,7 +19,7 @@ from roomkit.desk import (
     resolve_secret,
 )
 from roomkit.desk.auth import LinkLedger
-from roomkit.tools.human_input.stores import MemoryLedger
+from roomkit.stores import MemoryLedger
 
 SECRET = "tokens-test-secret-0123456789abcdef"
 NOW = 1_900_000_000.0

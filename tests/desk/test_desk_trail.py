@@ -15,9 +15,9 @@ import pytest
 from tests.notify.receiver import Receiver
 
 from roomkit.cli import main
+from roomkit.stores import load_audit_keys
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import load_audit_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 

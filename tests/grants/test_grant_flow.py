@@ -16,10 +16,10 @@ from tests.grants.support import Clock
 
 from roomkit import PendingInputStatus
 from roomkit.policy.grants import GrantRefusedError, GrantScope, approve_and_grant
+from roomkit.stores import check_trail
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import check_trail
 
 PAY_SCHEMA = {
     "type": "object",

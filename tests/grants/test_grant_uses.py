@@ -210,7 +210,7 @@ def _approval(handler: HumanInputHandler, pending_id: str, key: str | None = "ca
 
 
 def _used_history(grant: Grant) -> list[dict[str, Any]]:
-    from roomkit.tools.human_input.stores import new_entry
+    from roomkit.stores import new_entry
 
     return [
         new_entry("created", tool="pay", arguments=PAY),

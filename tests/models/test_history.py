@@ -19,10 +19,10 @@ from roomkit.models.history import (
     check_fields,
     parse_entry,
 )
+from roomkit.stores import check_entry, entry_text, entry_time, new_entry
 from roomkit.stores._history import MAX_ENTRY_CHARS
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import edit
-from roomkit.tools.human_input.stores import check_entry, entry_text, entry_time, new_entry
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
 def test_every_kind_has_its_model() -> None:

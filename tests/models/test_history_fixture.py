@@ -18,8 +18,8 @@ import pytest
 
 from roomkit.cli import main
 from roomkit.models.history import ENTRY_TYPES, Entry, parse_entry
-from roomkit.tools.human_input.stores import entry_text
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+from roomkit.stores import entry_text
+from roomkit.stores.sqlite import SQLiteStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KEY = "trail-fixture-key-0123456789abcdef"

@@ -14,10 +14,10 @@ from tests.tools.human_input.stores.trail_places import KEYS
 
 from roomkit import HumanInputHandler, HumanInputRejectedError
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
+from roomkit.stores import CarriedTrail, check_trail, new_entry
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve, reject
 from roomkit.tools.human_input import create_decided, created_with, decided_at_once, unannounced
-from roomkit.tools.human_input.stores import CarriedTrail, check_trail, new_entry
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 ARGUMENTS = {"to": "bob", "amount": 5}
 DECISIONS = {"approve": approve(), "reject": reject("over the limit")}

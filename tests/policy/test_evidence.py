@@ -14,10 +14,10 @@ from roomkit import HumanInputHandler, HumanInputToolHandler
 from roomkit.cli import main
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.policy import CedarPolicy
+from roomkit.stores import new_entry
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import created_with, decided_at_once
-from roomkit.tools.human_input.stores import new_entry
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 
 async def test_an_allowed_call_has_a_chain_audit_verify_passes(

@@ -15,15 +15,10 @@ from roomkit import HumanInputHandler, HumanInputToolHandler, InvalidTextError, 
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import Allow, CedarPolicy, PolicyCall
 from roomkit.policy.evidence import PolicyEvidence, input_digest
+from roomkit.stores import MAX_ENTRY_CHARS, CarriedTrail, check_entry, check_trail
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import create_decided, record_run
-from roomkit.tools.human_input.stores import (
-    MAX_ENTRY_CHARS,
-    CarriedTrail,
-    check_entry,
-    check_trail,
-)
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 CEDAR = """
 @id("payments")

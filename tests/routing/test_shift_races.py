@@ -14,10 +14,10 @@ from tests.servers.stores import StoreSite
 
 from roomkit.models.history import Shown
 from roomkit.people import Directory, Person, on_call
+from roomkit.stores import MemoryStore, broken_link
 from roomkit.stores.outbox import OutboxItem
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import MemoryStore, broken_link
 
 PEOPLE = {name: Person(email=f"{name}@example.com") for name in ("alice", "bob")}
 NIGHT = datetime(2027, 3, 27, 20, tzinfo=UTC)

@@ -68,16 +68,16 @@ def open_store(url: str, prefix: str, **options: float) -> Any:
     """A durable store at ``url`` (``sqlite:///path``, ``redis://``, ``postgresql://``),
     under ``prefix`` (Redis) or in that schema (PostgreSQL), with short backstops."""
     if url.startswith("sqlite:///"):
-        from roomkit.tools.human_input.stores.sqlite import SQLiteStore
+        from roomkit.stores.sqlite import SQLiteStore
 
         options.setdefault("backstop_interval", 0.02)
         return SQLiteStore(url.removeprefix("sqlite:///"), **options)
     if url.startswith("redis://"):
-        from roomkit.tools.human_input.stores.redis import RedisStore
+        from roomkit.stores.redis import RedisStore
 
         options.setdefault("backstop_interval", 0.05)
         return RedisStore(url, prefix=prefix, **options)
-    from roomkit.tools.human_input.stores.postgres import PostgresStore
+    from roomkit.stores.postgres import PostgresStore
 
     options.setdefault("backstop_interval", 0.05)
     return PostgresStore(url, schema=prefix, **options)

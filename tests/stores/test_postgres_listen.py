@@ -18,9 +18,9 @@ from tests.tools.human_input.stores.store_kit import (
     make_request,
 )
 
+from roomkit.stores import PendingChange
 from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.postgres._listen import Hub
-from roomkit.tools.human_input.stores import PendingChange
 
 
 class Inbox:

@@ -23,9 +23,9 @@ from tests.tools.human_input.stores.store_kit import RESYNC, Changes, make_reque
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.models.room import Room, RoomEvent, TextContent
+from roomkit.stores import new_entry
 from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.stores.redis import RedisRoomStore, RedisStore
-from roomkit.tools.human_input.stores import new_entry
 
 NOT_UTF8 = b'{"type": "\xff\xfe"}'
 """A history entry or an event as bytes no store writes."""

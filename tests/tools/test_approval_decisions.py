@@ -8,9 +8,9 @@ import pytest
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 SCHEMA = {"type": "object", "properties": {"to": {"type": "string"}}}
 

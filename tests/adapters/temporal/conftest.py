@@ -25,8 +25,8 @@ from tests.tools.human_input.durable.store_fixtures import open_store
 from roomkit import RoomKit
 from roomkit.desk import DeskLimits, create_desk_app, issue_token
 from roomkit.notify import Notifier, Retry
+from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.base import PendingChange, PendingChangeKind
 
 temporalio = pytest.importorskip("temporalio", reason="the temporal extra is not installed")
 

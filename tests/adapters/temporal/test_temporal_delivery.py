@@ -34,7 +34,7 @@ from roomkit.adapters.temporal._protocol import CREATE_ACTIVITY
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.pending_input import arguments_digest
 from roomkit.notify import Notice
-from roomkit.tools.human_input.stores.outbox import outbox_for
+from roomkit.stores.outbox import outbox_for
 
 
 def delivered(history: list[dict[str, object]]) -> list[dict[str, object]]:

@@ -14,9 +14,9 @@ from temporalio.client import Client
 from tests.adapters.temporal.conftest import Created
 from tests.adapters.temporal.temporal_server import TemporalServer
 
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores.sqlite import SQLiteStore
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "temporal.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.DOTALL)

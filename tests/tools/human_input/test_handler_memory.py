@@ -11,8 +11,8 @@ import pytest
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import UnknownRequestError
+from roomkit.stores import broken_link, entry_text, new_entry
 from roomkit.tools.human_input import MemoryStore
-from roomkit.tools.human_input.stores import broken_link, entry_text, new_entry
 
 
 async def cycles(handler: HumanInputHandler, count: int) -> list[str]:

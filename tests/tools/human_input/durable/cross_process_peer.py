@@ -27,8 +27,8 @@ from roomkit.core.exceptions import (
     HumanInputTimeoutError,
     RequestWithdrawnError,
 )
+from roomkit.stores import PendingChange, PendingChangeKind
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 
 def open_store(kind: str, location: str, prefix: str) -> Any:

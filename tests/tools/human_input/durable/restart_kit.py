@@ -9,8 +9,8 @@ from typing import Any
 from tests.tools.human_input.durable.cross_process_peer import parked
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores import PendingChange, PendingChangeKind
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 REQUESTS = 1_000
 ROOMS = 50

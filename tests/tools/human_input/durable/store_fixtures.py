@@ -13,8 +13,8 @@ from tests.servers.stores import STORES as STORES
 from tests.servers.stores import open_store as open_store
 
 from roomkit._audit import first_break
+from roomkit.stores import entry_text
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import entry_text
 
 
 async def chain_breaks(

@@ -20,8 +20,8 @@ from roomkit import (
 )
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.stores import approved_by
 from roomkit.tools.approvals import approve, edit, reject, respond
-from roomkit.tools.human_input.stores import approved_by
 
 SCHEMA = {
     "type": "object",

@@ -9,8 +9,8 @@ from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit.core.exceptions import HumanInputTimeoutError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import MemoryStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import MemoryStore
 
 
 async def test_settled_requests_list_with_their_outcomes_newest_first(

@@ -17,8 +17,8 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores import PendingChange, PendingChangeKind
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 
 async def test_an_answer_ends_the_wait_and_a_second_answer_loses(

@@ -55,8 +55,8 @@ from roomkit.core.exceptions import (
     UnknownRequestError,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputEvent, PendingInputStatus
+from roomkit.stores import PendingChange, PendingChangeKind
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 T = TypeVar("T")
 

@@ -10,9 +10,9 @@ import pytest
 from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
 from roomkit.models.json_limits import MAX_ID_CHARS
+from roomkit.stores import new_entry
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler, create_decided
-from roomkit.tools.human_input.stores import new_entry
 
 ARGUMENTS = {"city": "Paris"}
 LONG_SURFACE = "s" * (MAX_ID_CHARS + 1)

@@ -17,11 +17,11 @@ from typing import Any, Protocol
 from redis.asyncio import Redis
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import PendingChange, PendingChangeKind
 from roomkit.stores._records import FIELDS, FORMAT, NONE
 from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.redis import RedisStore
 from roomkit.stores.sqlite import SQLiteStore
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind
 
 RESOLVED = PendingInputStatus.RESOLVED
 REJECTED = PendingInputStatus.REJECTED

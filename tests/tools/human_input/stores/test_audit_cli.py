@@ -23,10 +23,10 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit import HumanInputHandler
 from roomkit.cli import main
+from roomkit.stores import chain_text, new_entry
 from roomkit.stores.redis import RedisStore
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import edit
-from roomkit.tools.human_input.stores import chain_text, new_entry
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 AUDIT_DB = 11

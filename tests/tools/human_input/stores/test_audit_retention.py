@@ -18,11 +18,11 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit import HumanInputHandler
+from roomkit.stores import new_entry, settled_entry
 from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.redis import RedisStore
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
-from roomkit.tools.human_input.stores import new_entry, settled_entry
 
 HOUR = 3600.0
 DAY = 86_400.0

@@ -33,8 +33,8 @@ from tests.tools.human_input.stores.store_kit import (
 from roomkit.core.exceptions import CorruptRecordError, StoreError
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores import DurableStore, PendingChange
 from roomkit.stores._durable_base import SETTLED_GRACE
-from roomkit.tools.human_input.stores import DurableStore, PendingChange
 
 # -- records ---------------------------------------------------------------------------------
 

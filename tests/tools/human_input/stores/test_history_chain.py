@@ -12,7 +12,7 @@ import pytest
 from tests.tools.human_input.stores.store_kit import Backend, RedisBackend, SQLiteBackend
 
 from roomkit import HumanInputHandler
-from roomkit.tools.human_input.stores import (
+from roomkit.stores import (
     MemoryHistory,
     broken_link,
     chain_text,
@@ -27,7 +27,7 @@ SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required"
 
 APPEND_ELSEWHERE = """
 import asyncio, sys
-from roomkit.tools.human_input.stores import new_entry
+from roomkit.stores import new_entry
 
 async def main(kind, where, prefix, pending_id, name, count):
     if kind == "sqlite":

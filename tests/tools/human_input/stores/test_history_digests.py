@@ -26,8 +26,8 @@ from roomkit.core.exceptions import (
     HumanInputTimeoutError,
     RequestWithdrawnError,
 )
+from roomkit.stores import broken_link, entry_text, link_digest, new_entry
 from roomkit.tools.approvals import approve, edit, reject
-from roomkit.tools.human_input.stores import broken_link, entry_text, link_digest, new_entry
 
 FROZEN = datetime(2026, 12, 1, 9, 30, 15, 123456, tzinfo=UTC)
 SCHEMA = {"type": "object", "properties": {"env": {"type": "string"}}, "required": ["env"]}

@@ -31,7 +31,7 @@ from tests.tools.human_input.stores.store_kit import (
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import CorruptRecordError
-from roomkit.tools.human_input.stores import check_trail, new_entry
+from roomkit.stores import check_trail, new_entry
 
 
 async def _asked(backend: Backend) -> str:

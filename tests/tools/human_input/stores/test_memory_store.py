@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from tests.tools.human_input.stores.store_kit import RESOLVED, ids, make_request
 
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores import MemoryStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import MemoryStore
 
 
 def test_active_requests_follow_creation_time_not_insertion() -> None:

@@ -9,7 +9,7 @@ import time
 from tests.tools.human_input.stores.trail_places import KEYS
 
 from roomkit import HumanInputHandler
-from roomkit.tools.human_input.stores import CarriedTrail, check_trail, new_entry
+from roomkit.stores import CarriedTrail, check_trail, new_entry
 
 
 def anchored(retention: int = 128) -> tuple[HumanInputHandler, CarriedTrail]:

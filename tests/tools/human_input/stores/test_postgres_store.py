@@ -29,10 +29,10 @@ from roomkit.core.exceptions import (
     StoreFormatError,
     StoreUnavailableError,
 )
+from roomkit.stores import PendingChange
 from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.postgres._listen import LISTENER
 from roomkit.tools.approvals import approve
-from roomkit.tools.human_input.stores import PendingChange
 
 
 async def sql(dsn: str, statement: str) -> list[tuple[object, ...]]:

@@ -17,14 +17,9 @@ from tests.tools.human_input.stores.store_kit import Backend, Changes
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInputStatus, arguments_digest
+from roomkit.stores import PendingChange, PendingChangeKind, broken_link, check_trail
 from roomkit.stores.grants import Grant
 from roomkit.tools.approvals import approve, reject
-from roomkit.tools.human_input.stores import (
-    PendingChange,
-    PendingChangeKind,
-    broken_link,
-    check_trail,
-)
 
 ROOT = Path(__file__).resolve().parents[4]
 PATIENCE = 60.0

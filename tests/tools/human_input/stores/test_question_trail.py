@@ -17,7 +17,7 @@ from roomkit.core.exceptions import (
     HumanInputTimeoutError,
     RequestWithdrawnError,
 )
-from roomkit.tools.human_input.stores import broken_link, entry_text
+from roomkit.stores import broken_link, entry_text
 
 Scenario = Callable[[HumanInputHandler, Callable[[], None]], Awaitable[tuple[str, Any]]]
 """Ends a question one way (given the handler and a way to pass its deadline); returns its

@@ -16,8 +16,8 @@ from tests.tools.human_input.stores.store_kit import (
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores import PendingChange, PendingChangeKind, broken_link
 from roomkit.tools.approvals import approve
-from roomkit.tools.human_input.stores import PendingChange, PendingChangeKind, broken_link
 
 VOTE_ELSEWHERE = (
     OPEN_ELSEWHERE

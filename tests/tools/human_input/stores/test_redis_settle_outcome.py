@@ -20,8 +20,8 @@ from tests.tools.human_input.stores.redis_server import RedisServer
 from tests.tools.human_input.stores.store_kit import PATIENCE, RESOLVED, logged, make_request
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores import settled_entry
 from roomkit.stores.redis import RedisStore
-from roomkit.tools.human_input.stores import settled_entry
 
 LOGGER = "roomkit.tools.human_input.stores.redis"
 RETRYING = "may or may not have landed"

@@ -32,8 +32,8 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
+from roomkit.stores import PendingChange
 from roomkit.stores.redis import RedisStore
-from roomkit.tools.human_input.stores import PendingChange
 
 LOGGER = "roomkit.tools.human_input.stores.redis"
 

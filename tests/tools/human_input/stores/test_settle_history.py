@@ -19,12 +19,7 @@ from tests.tools.human_input.stores.store_kit import (
     make_request,
 )
 
-from roomkit.tools.human_input.stores import (
-    MemoryHistory,
-    broken_link,
-    new_entry,
-    settled_entry,
-)
+from roomkit.stores import MemoryHistory, broken_link, new_entry, settled_entry
 
 
 async def chain(store: Store, pending_id: str) -> list[str]:

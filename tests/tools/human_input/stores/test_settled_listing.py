@@ -21,12 +21,12 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores import MemoryStore
 from roomkit.stores.base import (
     SETTLED_LIMIT,
     DurableSettledHistory,
     SettledHistory,
 )
-from roomkit.tools.human_input.stores import MemoryStore
 
 
 class MemoryLike:

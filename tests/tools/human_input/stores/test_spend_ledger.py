@@ -21,8 +21,8 @@ from tests.tools.human_input.stores.store_kit import (
     SQLiteBackend,
 )
 
+from roomkit.stores import MemoryLedger, SpendLedger
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import MemoryLedger, SpendLedger
 
 SPEND_ELSEWHERE = """
 import asyncio, sys

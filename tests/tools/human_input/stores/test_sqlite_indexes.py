@@ -20,9 +20,9 @@ import pytest
 from tests.tools.human_input.stores.store_kit import RESOLVED, make_request
 from tests.tools.human_input.stores.trail_places import KEY, KEYS
 
+from roomkit.stores import check_trail, settled_entry
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import check_trail, settled_entry
 
 EARLIER_INDEXES = {
     "roomkit_pending_by_status": "roomkit_pending (status, seq)",

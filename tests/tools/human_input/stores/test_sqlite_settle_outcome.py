@@ -36,7 +36,7 @@ pytestmark = pytest.mark.skipif(
 SETTLE_ON_A_FULL_DISK = """
 import asyncio, json, logging, resource, sys
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.tools.human_input.stores import settled_entry
+from roomkit.stores import settled_entry
 from roomkit.stores.sqlite import SQLiteStore
 
 async def main(path, retry):

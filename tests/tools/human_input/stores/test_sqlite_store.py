@@ -37,9 +37,9 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
+from roomkit.stores import PendingChange
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.stores.sqlite._link import Link, query
-from roomkit.tools.human_input.stores import PendingChange
 
 LOGGER = "roomkit.tools.human_input.stores.sqlite"
 NOW_TEXT = "2030-01-01T00:00:00Z"

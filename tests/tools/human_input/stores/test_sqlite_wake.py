@@ -36,10 +36,10 @@ from tests.tools.human_input.stores.store_kit import (
     make_request,
 )
 
+from roomkit.stores import PendingChange
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.stores.sqlite._wake import wake_folder
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.stores import PendingChange
 
 LOGGER = "roomkit.tools.human_input.stores.sqlite"
 HOURLY = 3600.0
@@ -47,7 +47,7 @@ HOURLY = 3600.0
 
 LISTEN_ELSEWHERE = """
 import asyncio, json, sys
-from roomkit.tools.human_input.stores import PendingChangeKind
+from roomkit.stores import PendingChangeKind
 from roomkit.stores.sqlite import SQLiteStore
 
 async def main(path):

@@ -23,14 +23,8 @@ from tests.tools.human_input.stores.trail_places import (
 
 from roomkit import HumanInputHandler
 from roomkit.cli import main
+from roomkit.stores import AuditKeys, check_trail, checkpointing, load_audit_keys, new_entry
 from roomkit.stores._trail import Checkpoint
-from roomkit.tools.human_input.stores import (
-    AuditKeys,
-    check_trail,
-    checkpointing,
-    load_audit_keys,
-    new_entry,
-)
 
 DAY = 86_400.0
 
@@ -313,7 +307,7 @@ async def test_a_chain_gone_after_the_audit_retention_is_not_taken_for_a_deletio
 
 
 def test_a_rotated_key_file_keeps_the_old_keys(tmp_path: Path) -> None:
-    from roomkit.tools.human_input.stores import create_audit_key
+    from roomkit.stores import create_audit_key
 
     path = create_audit_key(tmp_path)
     old = path.read_text().split()

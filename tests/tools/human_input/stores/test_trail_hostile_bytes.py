@@ -25,7 +25,7 @@ from tests.tools.human_input.stores.trail_places import (
 )
 
 from roomkit.cli import main
-from roomkit.tools.human_input.stores import chain_text, new_entry
+from roomkit.stores import chain_text, new_entry
 
 __all__ = ["place"]
 

@@ -35,9 +35,9 @@ from tests.tools.human_input.stores.trail_places import (
 )
 
 from roomkit.cli import main
+from roomkit.stores import check_trail, entry_text, link_digest
 from roomkit.stores._history import linked_text
 from roomkit.stores._trail import Checkpoint, Head
-from roomkit.tools.human_input.stores import check_trail, entry_text, link_digest
 
 
 @pytest.fixture(params=["sqlite", "redis", "postgres", "memory"])

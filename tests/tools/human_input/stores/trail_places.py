@@ -23,16 +23,9 @@ import redis
 
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores import AuditKeys, CarriedTrail, MemoryStore, StoreTrail, Trail, new_entry
 from roomkit.stores._trail import Checkpoint, Head
 from roomkit.tools.approvals import edit
-from roomkit.tools.human_input.stores import (
-    AuditKeys,
-    CarriedTrail,
-    MemoryStore,
-    StoreTrail,
-    Trail,
-    new_entry,
-)
 
 KEY = "trail-test-key-0123456789abcdef"
 KEYS = AuditKeys([KEY])
