@@ -300,6 +300,7 @@ def run_turns(
     turns: Sequence[tuple[InboundMessage, str]],
     running: set[asyncio.Task[list[TurnFailure]]],
     *,
+    agent: str,
     name: str,
     logger: logging.Logger,
     on_recorded: Callable[[RoomEvent], object] | None = None,
@@ -314,8 +315,10 @@ def run_turns(
     recorded before its turn failed is not left in a durable store's journal either: no
     restart's ``resume_pending`` runs it a second time, and no follower (:func:`turn_owed`)
     waits for it. Its turns end recording the failure
-    (:mod:`roomkit.core.failed_turns`), so that a follower in another process tells its
-    caller the same (:func:`failures_told`). Each message is recorded with what the log
+    (:mod:`roomkit.core.failed_turns`; on a room store that keeps no journal, an event of
+    the ``agent`` channel records it), so that a follower in another process, or a run
+    replaying the answer the turn went on with, tells its caller the same
+    (:func:`failures_told`). Each message is recorded with what the log
     calls it (its metadata's ``MESSAGE_NAME``), so that a turn of it re-driven after a
     restart fails under the same name. ``on_recorded`` is called with each message's event
     once the room store has it (``process_inbound``'s).
@@ -338,7 +341,7 @@ def run_turns(
                 failure = TurnFailure(what, bool(recorded), type(error).__name__)
                 failures.append(failure)
                 if recorded:
-                    await _forget_failed(kit, recorded[0], failure, logger)
+                    await _forget_failed(kit, recorded[0], failure, agent, logger)
         return failures
 
     task = asyncio.get_running_loop().create_task(run(), name=name)
@@ -357,14 +360,15 @@ def _noted(
 
 
 async def _forget_failed(
-    kit: RoomKit, event: RoomEvent, failure: TurnFailure, logger: logging.Logger
+    kit: RoomKit, event: RoomEvent, failure: TurnFailure, agent: str, logger: logging.Logger
 ) -> None:
     """End the journal's open turns of the failed message ``event`` as failed, ``failure``
-    recorded with each (a follower in another process tells it as this one does); a store
-    that cannot be reached keeps them (a restart re-drives them), which is logged."""
+    recorded with each (a follower in another process tells it as this one does), or in
+    an event of ``agent`` on a store that keeps no journal; a store that cannot be reached
+    keeps them (a restart re-drives them), which is logged."""
     failed = FailedTurn(failure.what, failure.error, event.sender_id, str(failure))
     try:
-        await fail_turns_of(kit.store, event, failed)
+        await fail_turns_of(kit.store, event, failed, channel_id=agent)
     except Exception:
         logger.exception("The failed turn of %s stays in the room store's journal", failure.what)
 

@@ -1,10 +1,12 @@
 """Failed turns in the room's history: how a journalled turn that failed ends.
 
 A door (AG-UI, A2A) that runs a caller's message as the room's turns tells its caller when
-a turn fails, and a process following the room from elsewhere must tell it the same. So a
-journalled turn that fails ends as a finished turn does (``finish_turn``: the turn ended
-and an event appended to its room, in one write), with an event that records the failure
-instead of a reply: its metadata's ``"turn_failed"`` holds what the door calls the message
+a turn fails, and a process following the room from elsewhere must tell it the same, as
+must a run that replays the answer the turn went on with (its caller lost the first
+telling). So a journalled turn that fails ends as a finished turn does (``finish_turn``:
+the turn ended and an event appended to its room, in one write), with an event that records
+the failure instead of a reply (on a room store that keeps no journal, the same event is
+appended to the room): its metadata's ``"turn_failed"`` holds what the door calls the message
 (``"AG-UI message m0"``), the name of the error, and who sent the message; its text is what
 the caller is told, so a reader that does not know the marker shows a sentence, never an
 empty message. It holds no traceback, nor the error's text. Every reader of the history
@@ -85,16 +87,21 @@ def failed_turn(event: RoomEvent) -> FailedTurn | None:
     return FailedTurn(what, error, sender, event.content.body)
 
 
-async def fail_turns_of(store: RoomStore, message: RoomEvent, failure: FailedTurn) -> None:
+async def fail_turns_of(
+    store: RoomStore, message: RoomEvent, failure: FailedTurn, *, channel_id: str
+) -> None:
     """End the journal's open turns that ``message`` started as failed: each with an event
     of its channel recording ``failure`` in the room's history, in the write that ends it.
-    Nothing to do on a room store that keeps no journal (no other process follows it).
+    A room store that keeps no journal gets the event of ``channel_id`` (the agent that ran
+    the turns) appended: no other process follows the room, but a caller sending the same
+    answer again reads the failure there, as on a durable store.
 
     Raises:
         StoreUnavailableError: the store cannot be reached (the turns stay open).
     """
     journal = turn_journal(store)
     if journal is None:
+        await store.add_event(_ending(message.room_id, channel_id, failure))
         return
     for turn in await journal.open_turns():
         if turn.state.get("message_id") == message.id and turn.room_id == message.room_id:
@@ -147,12 +154,16 @@ async def fail_turns(journal: TurnJournal, turns: Iterable[OpenTurn], error: Bas
 async def _end_failed(journal: TurnJournal, turn: OpenTurn, failure: FailedTurn) -> bool:
     """End ``turn`` with its channel's event recording ``failure``, in one write; ``False``
     when the turn was no longer open (nothing written)."""
+    return await journal.finish_turn(turn.turn_id, _ending(turn.room_id, turn.channel_id, failure))
+
+
+def _ending(room_id: str, channel_id: str, failure: FailedTurn) -> RoomEvent:
+    """The event of ``channel_id`` that records ``failure`` in the room ``room_id``."""
     marker = {"what": failure.what, "error": failure.error, "sender": failure.sender}
-    ending = RoomEvent(
-        turn.room_id,
-        turn.channel_id,
-        turn.channel_id,
+    return RoomEvent(
+        room_id,
+        channel_id,
+        channel_id,
         TextContent(failure.message),
         metadata={TURN_FAILED: marker},
     )
-    return await journal.finish_turn(turn.turn_id, ending)

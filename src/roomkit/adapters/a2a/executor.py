@@ -233,6 +233,7 @@ class RoomKitExecutor(AgentExecutor):
             room_id,
             [(inbound, _what(task_id))],
             self._turns,
+            agent=self.agent,
             name=f"a2a-turn-{room_id}",
             logger=logger,
             on_recorded=recorded,

@@ -31,6 +31,7 @@ from roomkit.models.room import RoomEvent
 
 __all__ = [
     "held_call",
+    "lacking",
     "message_id_of",
     "outcome_of",
     "result_of",
@@ -71,7 +72,13 @@ def result_of(request: PendingInput) -> ToolCallResultEvent:
 
 def unseen(history: list[RoomEvent], messages: list[Any], own: tuple[str, str]) -> list[RoomEvent]:
     """The agent's replies after the last message the client holds, that it lacks (an
-    event that ended a failed turn is no reply: the run that followed the turn told it).
+    event that ended a failed turn is no reply: the run that followed the turn told it)."""
+    return [event for event in lacking(history, messages, own) if not ends_failed_turn(event)]
+
+
+def lacking(history: list[RoomEvent], messages: list[Any], own: tuple[str, str]) -> list[RoomEvent]:
+    """The events of others after the last message the client holds, that it lacks: the
+    agent's replies, and the ends of failed turns.
 
     A user message of the client's is matched with the room's record of it (its own id, on
     the door's channel, from the caller: ``own``), every other message with an event by the
@@ -94,9 +101,7 @@ def unseen(history: list[RoomEvent], messages: list[Any], own: tuple[str, str]) 
     if last < 0:
         return []
     return [
-        event
-        for event in history[last + 1 :]
-        if event.channel_id != channel_id and not held(event) and not ends_failed_turn(event)
+        event for event in history[last + 1 :] if event.channel_id != channel_id and not held(event)
     ]
 
 

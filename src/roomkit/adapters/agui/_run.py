@@ -3,7 +3,8 @@
 A run starts with ``RUN_STARTED`` and ends with exactly one of ``RUN_FINISHED`` (success, or
 an interrupt naming every open request of the thread) or ``RUN_ERROR`` (a resume it cannot
 take, more new messages than one run may start, or a turn it follows that failed, its
-message then not handled, with a code). In between: the outcomes
+message then not handled, with a code; a run replaying a resume tells the failure the run
+it replays told). In between: the outcomes
 of the requests settled elsewhere first that the resume named or whose held call the client
 holds without a result (``TOOL_CALL_RESULT``), the agent's replies the client has not seen
 (``TEXT_MESSAGE_*``), and the held calls (``TOOL_CALL_START/ARGS/END``) before an interrupt.
@@ -54,6 +55,7 @@ from roomkit.adapters._feed import (
 )
 from roomkit.adapters.agui._events import (
     held_call,
+    lacking,
     outcome_of,
     result_of,
     sendable,
@@ -160,16 +162,28 @@ async def _events(
         for event in unseen(history, run.messages, own):
             for item in text_events(event):
                 yield item
-        seen = {
-            key
-            for event in history
-            if (key := event_key(event)) in before or not ends_failed_turn(event)
-        }
+        # A resume replayed (its caller lost the stream of the run it replays) tells what
+        # that run told: the end of a failed turn the client lacks is told again.
+        lacked = lacking(history, run.messages, own) if settled else []
+        seen = _seen(history, before, [e for e in lacked if ends_failed_turn(e)])
         async for item in _follow(thread, principal, run, turns, replies, wake, seen):
             yield item
     finally:
         stop_listening()
         stop_watching()
+
+
+def _seen(
+    history: list[RoomEvent], before: set[EventKey], retold: list[RoomEvent]
+) -> set[EventKey]:
+    """The events of ``history`` the run holds as told: all but the ends of failed turns
+    recorded since ``before`` was read, and those ``retold``."""
+    again = {event_key(event) for event in retold}
+    return {
+        key
+        for event in history
+        if (key := event_key(event)) not in again and (key in before or not ends_failed_turn(event))
+    }
 
 
 async def _resume(
@@ -310,9 +324,9 @@ async def _follow(
     The requests shown are those the caller may see: a thread held only by questions of
     others ends the caller's run (no interrupt it could never answer). ``seen`` holds the
     room's events the run read or sent already, but the end of a failed turn recorded
-    since the run began; before it ends, the run sends the replies the room store holds
-    besides (a turn that ran in another process, after an answer taken there), or tells
-    the failure it ended with."""
+    since the run began, or told again by a replayed resume; before it ends, the run
+    sends the replies the room store holds besides (a turn that ran in another process,
+    after an answer taken there), or tells the failure it ended with."""
     thread_id, run_id = run.thread_id, run.run_id
     own = thread.channel.channel_id
     for turn in turns:

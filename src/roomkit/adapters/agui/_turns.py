@@ -112,7 +112,13 @@ def _start(
         for message in new
     ]
     task = run_turns(
-        thread.kit, thread_id, turns, thread.turns, name=f"agui-turns-{thread_id}", logger=logger
+        thread.kit,
+        thread_id,
+        turns,
+        thread.turns,
+        agent=thread.agent,
+        name=f"agui-turns-{thread_id}",
+        logger=logger,
     )
 
     thread.starting.update(dict.fromkeys(started, task))
