@@ -1,7 +1,8 @@
 """A task whose turn fails in another process: the server that runs it takes the answer a
 follow-up in this process gave, and its model raises. The task ends ``failed``, with the
 words the follow-up there would get (it used to end ``completed``, as if the message had
-been handled). On every durable store, the server running the turn a process of its own."""
+been handled); the follow-up sent again is refused, the task read back telling the same.
+On every durable store, the server running the turn a process of its own."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from a2a.helpers.proto_helpers import get_text_parts
-from a2a.types import TaskState
+from a2a.types import GetTaskRequest, TaskState
+from a2a.utils.errors import UnsupportedOperationError
 from a2a_world import FileTaskStore, World
 from tests.adapters.door_peer import PATIENCE, asking_peer
 from tests.adapters.fragile_model import Fragile
@@ -27,8 +30,13 @@ async def test_a_turn_failing_in_another_process_fails_the_task(
     try:
         async with asking_peer(place, "a2a", tmp_path, fragile=True) as said:
             task: Any = SimpleNamespace(id=said["task"])
-            async with world.http() as http, asyncio.timeout(PATIENCE):
-                ended = await world.send(http, text="blue", task=task)
+            async with world.http() as http:
+                async with asyncio.timeout(PATIENCE):
+                    ended = await world.send(http, text="blue", task=task)
+                # Its answer lost, the caller sends the follow-up again.
+                with pytest.raises(UnsupportedOperationError, match="terminal state"):
+                    await world.send(http, text="blue", task=task)
+                again = await world.client(http).get_task(GetTaskRequest(id=task.id))
     finally:
         await world.kit.close()
         await questions.close()
@@ -48,5 +56,7 @@ async def test_a_turn_failing_in_another_process_fails_the_task(
         f"A2A message of task {said['task']} was recorded but not handled: its turn failed "
         "(RuntimeError); send it again as a new message"
     ]
+    assert again.status.state == TaskState.TASK_STATE_FAILED, again.status
+    assert again.status.message.parts == ended.status.message.parts
     assert later.status.state == TaskState.TASK_STATE_COMPLETED
     assert get_text_parts(list(later.status.message.parts)) == ["Echo: Hello"]

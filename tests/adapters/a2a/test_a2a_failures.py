@@ -8,8 +8,10 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
 from a2a.helpers.proto_helpers import get_text_parts
-from a2a.types import Task, TaskState
+from a2a.types import GetTaskRequest, Task, TaskState
+from a2a.utils.errors import UnsupportedOperationError
 from a2a_world import World
 from tests.adapters.fragile_model import Fragile
 
@@ -85,6 +87,19 @@ async def test_a_turn_that_fails_after_a_follow_up_ends_the_task_failed() -> Non
         task = await world.send(http, text="Ask")
         assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
         failed(await world.send(http, text="blue", task=task))
+
+
+async def test_a_follow_up_sent_again_after_its_turn_failed_reads_the_failure() -> None:
+    """The caller lost the answer to its follow-up and sends it again: the task ended
+    ``failed``, so the message is refused, and the task read back tells the failure."""
+    world = World([], provider=Fragile())
+    async with world.http() as http:
+        task = await world.send(http, text="Ask")
+        said = failed(await world.send(http, text="blue", task=task))
+        with pytest.raises(UnsupportedOperationError, match="terminal state"):
+            await world.send(http, text="blue", task=task)
+        again = await world.client(http).get_task(GetTaskRequest(id=task.id))
+    assert failed(again) == said
 
 
 async def test_a_failed_turn_in_one_context_leaves_another_contexts_task_whole() -> None:
