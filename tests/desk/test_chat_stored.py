@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from desk_harness import ROOMY, SECRET, bearer
+from desk_harness import ROOMY, SECRET, Broken, bearer
 
 from roomkit import RoomKit
 from roomkit.channels.ai import AIChannel
@@ -20,7 +20,6 @@ from roomkit.core.failed_turns import TURN_FAILED
 from roomkit.core.store import turn_journal
 from roomkit.desk import create_desk_app
 from roomkit.models.room import RoomEvent, TextContent
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 from roomkit.stores.sqlite import SQLiteRoomStore
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -87,21 +86,6 @@ async def test_a_202_comes_once_the_message_is_in_the_history(
     assert accepted.status_code == 202
     assert len(stored) == 1
     assert await history(client) == ["hello"]
-
-
-class Broken(AIProvider):
-    """A model that raises on every turn, and counts them."""
-
-    def __init__(self) -> None:
-        self.turns = 0
-
-    @property
-    def model_name(self) -> str:
-        return "broken"
-
-    async def generate(self, context: AIContext) -> AIResponse:
-        self.turns += 1
-        raise RuntimeError("model down")
 
 
 async def test_a_failed_turn_ends_says_so_and_is_not_run_again_on_restart(
