@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from desk_harness import SECRET, World, bearer
+from desk_harness import SECRET, Broken, World, bearer
 
 from roomkit.channels.ai import AIChannel
 from roomkit.desk.chat import ChatChannel, chat_router, message_view
 from roomkit.desk.tokens import issue_answer_link
 from roomkit.models.room import RoomEvent, TextContent
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AITool
+from roomkit.providers.ai.base import AIProvider, AIResponse, AITool
 from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import HumanInputToolHandler
 
@@ -204,15 +204,6 @@ async def test_a_question_asked_in_a_chat_turn_is_answered_and_the_reply_publish
         await chat.kit.close()
 
 
-class Broken(AIProvider):
-    @property
-    def model_name(self) -> str:
-        return "broken"
-
-    async def generate(self, context: AIContext) -> AIResponse:
-        raise RuntimeError("model down")
-
-
 async def test_a_failing_turn_is_logged_and_the_message_kept(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -235,7 +226,8 @@ async def test_a_failing_turn_is_logged_and_the_message_kept(
             async with asyncio.timeout(10):
                 await failed.wait()
             history = await client.get("/api/rooms/room/messages", headers=bearer("alice"))
-        assert [m["body"] for m in history.json()["messages"]] == ["hi"]
+        # The failure follows it once told (tests/desk/test_chat_failed.py).
+        assert history.json()["messages"][0]["body"] == "hi"
         assert "The turn on a chat message in room room failed" in caplog.text
     finally:
         logging.getLogger("roomkit.desk.chat").removeHandler(spot)

@@ -10,16 +10,18 @@ appended to the room): its metadata's ``"turn_failed"`` holds what the door call
 (``"AG-UI message m0"``), the name of the error, and who sent the message; its text is what
 the caller is told, so a reader that does not know the marker shows a sentence, never an
 empty message. It holds no traceback, nor the error's text. Every reader of the history
-that is not a follower (the model's conversation, the desk's chat, a client's transcript)
-leaves such an event out; an event without the marker (every event recorded before it
-existed) reads as it always did. A turn fails so wherever it runs: under
-``process_inbound`` (whoever called it; the message's turns that never ran end with it,
-and the caller gets the error), or re-driven by ``resume_pending``.
+that is not a follower (the model's conversation, a client's transcript) leaves such an
+event out, but for the desk's chat, which shows the failure of one of its own messages as it
+tells it live; an event without the marker (every event recorded before it existed) reads
+as it always did. A turn fails so wherever it runs: under ``process_inbound`` (whoever
+called it; the message's turns that never ran end with it, and the caller gets the error),
+or re-driven by ``resume_pending``.
 
 A door also records its name for a message with the message (its metadata's
 ``"message_name"``), and the turns the message starts keep it (their state's same key): a
 turn re-driven after a restart that fails is named as the door that started it names it,
-so that door's followers elsewhere tell the failure as their own.
+so that door's followers elsewhere tell the failure as their own. :func:`message_name` is
+what a failure calls a message, so that a reader of the history finds the failed message.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ __all__ = [
     "fail_turns",
     "fail_turns_of",
     "failed_turn",
+    "failure_event",
+    "message_name",
 ]
 
 logger = logging.getLogger("roomkit.framework")
@@ -63,6 +67,41 @@ class FailedTurn:
     """Who sent the failed message (``""`` when no one did)."""
     message: str
     """What the caller is told: the event's text."""
+
+    @classmethod
+    def told(cls, what: str, error: str, sender: str) -> FailedTurn:
+        """The failure of the message ``what`` with the error named ``error``, telling the
+        caller to send the message again."""
+        message = (
+            f"{what} was recorded but not handled: its turn failed ({error}); "
+            "send it again as a new message"
+        )
+        return cls(what, error, sender, message)
+
+
+def message_name(event: RoomEvent) -> str:
+    """What the failure of a turn the message ``event`` started calls it (:func:`fail_turn`):
+    the door's name for it, else its place in the room."""
+    name = event.metadata.get(MESSAGE_NAME)
+    return name if isinstance(name, str) and name else _placed(event.id, event.room_id)
+
+
+def _placed(message_id: int, room_id: str) -> str:
+    """What a failure calls the message ``message_id`` that no door named."""
+    return f"message {message_id} of room {room_id}"
+
+
+def failure_event(room_id: str, channel_id: str, failure: FailedTurn) -> RoomEvent:
+    """The event of the channel ``channel_id`` that records ``failure`` in the room's history
+    (the event that ends the failed turn)."""
+    marker = {"what": failure.what, "error": failure.error, "sender": failure.sender}
+    return RoomEvent(
+        room_id,
+        channel_id,
+        channel_id,
+        TextContent(failure.message),
+        metadata={TURN_FAILED: marker},
+    )
 
 
 def ends_failed_turn(event: RoomEvent) -> bool:
@@ -101,7 +140,7 @@ async def fail_turns_of(
     """
     journal = turn_journal(store)
     if journal is None:
-        await store.add_event(_ending(message.room_id, channel_id, failure))
+        await store.add_event(failure_event(message.room_id, channel_id, failure))
         return
     for turn in await journal.open_turns():
         if turn.state.get("message_id") == message.id and turn.room_id == message.room_id:
@@ -125,15 +164,11 @@ async def fail_turn(journal: TurnJournal, turn: OpenTurn, error: BaseException) 
     if isinstance(name, str) and name:
         what = name
     elif isinstance(message_id, int):
-        what = f"message {message_id} of room {turn.room_id}"
+        what = _placed(message_id, turn.room_id)
     else:
         what = f"turn {turn.turn_id} of room {turn.room_id}"
-    error_name = type(error).__name__
-    told = (
-        f"{what} was recorded but not handled: its turn failed ({error_name}); "
-        "send it again as a new message"
-    )
-    await _end_failed(journal, turn, FailedTurn(what, error_name, turn.actor_id or "", told))
+    failure = FailedTurn.told(what, type(error).__name__, turn.actor_id or "")
+    await _end_failed(journal, turn, failure)
 
 
 async def fail_turns(journal: TurnJournal, turns: Iterable[OpenTurn], error: BaseException) -> None:
@@ -154,16 +189,5 @@ async def fail_turns(journal: TurnJournal, turns: Iterable[OpenTurn], error: Bas
 async def _end_failed(journal: TurnJournal, turn: OpenTurn, failure: FailedTurn) -> bool:
     """End ``turn`` with its channel's event recording ``failure``, in one write; ``False``
     when the turn was no longer open (nothing written)."""
-    return await journal.finish_turn(turn.turn_id, _ending(turn.room_id, turn.channel_id, failure))
-
-
-def _ending(room_id: str, channel_id: str, failure: FailedTurn) -> RoomEvent:
-    """The event of ``channel_id`` that records ``failure`` in the room ``room_id``."""
-    marker = {"what": failure.what, "error": failure.error, "sender": failure.sender}
-    return RoomEvent(
-        room_id,
-        channel_id,
-        channel_id,
-        TextContent(failure.message),
-        metadata={TURN_FAILED: marker},
-    )
+    ending = failure_event(turn.room_id, turn.channel_id, failure)
+    return await journal.finish_turn(turn.turn_id, ending)

@@ -13,7 +13,14 @@ a turn re-driven after a restart included).
 
 A turn that fails (the model raising) ends there: the room is told in a ``room_message``
 whose ``failed`` names the message, saying to send it again, and the turn is not kept for a
-restart's ``resume_pending()`` to run again (as the AG-UI and A2A doors do).
+restart's ``resume_pending()`` to run again (as the AG-UI and A2A doors do). The chat names
+each message for the failure the room's history records (``"chat message <id>"``), and the
+history route shows that failure as the same ``room_message``: a page that reloads, or a
+desk in another process on the same room store, reads that the message failed, whichever
+process ran its turn (a turn re-driven after a restart included). On a room store that
+keeps no turn journal, the chat records the failure itself. The desk follows no room's new
+events from other processes: their pages read such a failure, as a reply made there, when
+they read the history.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at
@@ -22,6 +29,7 @@ restart's ``resume_pending()`` to run again (as the AG-UI and A2A doors do).
 import asyncio
 import logging
 import secrets
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -36,9 +44,15 @@ from roomkit.core.exceptions import (
     RequestSettledError,
     UnknownRequestError,
 )
-from roomkit.core.failed_turns import ends_failed_turn
+from roomkit.core.failed_turns import (
+    MESSAGE_NAME,
+    FailedTurn,
+    failed_turn,
+    failure_event,
+    message_name,
+)
 from roomkit.core.framework import RoomKit
-from roomkit.core.store import end_turns_of
+from roomkit.core.store import turn_journal
 from roomkit.desk.answers import settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub
@@ -114,6 +128,8 @@ class ChatMessage(BaseModel):
     """The text."""
     created_at: datetime
     """When it was recorded (UTC)."""
+    failed: str | None = None
+    """The id of the message whose turn failed, when this one tells so, else ``None``."""
 
 
 class ChatMessageList(BaseModel):
@@ -135,9 +151,11 @@ def message_view(event: RoomEvent) -> dict[str, Any]:
     }
 
 
-def failed_view(event: RoomEvent, error: str) -> dict[str, Any]:
+def failed_view(event: RoomEvent, error: str, *, at: datetime | None = None) -> dict[str, Any]:
     """The ``room_message`` that tells the room the turn of the message ``event`` failed
-    with ``error`` (an exception's name): its ``failed`` is the message's id."""
+    with ``error`` (an exception's name): its ``failed`` is the message's id, and its own
+    id the same wherever it is told (live, or read back from the history). ``at`` is when
+    the failure was recorded (now when ``None``)."""
     message_id = message_view(event)["id"]
     return {
         "id": f"{message_id}-failed",
@@ -145,9 +163,34 @@ def failed_view(event: RoomEvent, error: str) -> dict[str, Any]:
         "channel_id": event.channel_id,
         "body": f"The message of {event.sender_id} was recorded but not answered: its turn "
         f"failed ({error}); send it again as a new message",
-        "created_at": datetime.now(UTC).isoformat(),
+        "created_at": (at if at is not None else datetime.now(UTC)).isoformat(),
         "failed": message_id,
     }
+
+
+def _history_views(events: Sequence[RoomEvent], channel_id: str) -> list[dict[str, Any]]:
+    """A room's ``events`` (oldest first) as the chat on ``channel_id`` shows them.
+
+    An event that ended a failed turn of one of the chat's messages shows as the
+    :func:`failed_view` the chat publishes live, once per message however many of its turns
+    failed. One that ended a failed turn of another door's message (an AG-UI or A2A
+    caller's) is left out: that door tells its caller, who sends the message again there.
+    """
+    sent: dict[str, RoomEvent] = {}
+    told: set[str] = set()
+    views: list[dict[str, Any]] = []
+    for event in events:
+        failure = failed_turn(event)
+        if failure is None:
+            views.append(message_view(event))
+            if event.channel_id == channel_id:
+                sent[message_name(event)] = event
+            continue
+        message = sent.get(failure.what)
+        if message is not None and failure.what not in told:
+            told.add(failure.what)
+            views.append(failed_view(message, failure.error, at=event.created_at))
+    return views
 
 
 class ChatChannel(TransportChannel):
@@ -258,15 +301,18 @@ def chat_router(
             await fail_turn(recorded.result(), type(error).__name__)
 
     async def fail_turn(event: RoomEvent, error: str) -> None:
-        """End the failed turn of the message ``event`` (no restart runs it again), and tell
-        the room to send the message again."""
-        try:
-            await end_turns_of(kit.store, event.id, room_id=event.room_id)
-        except Exception:
-            logger.exception(
-                "The failed turn of a chat message in room %s stays in the room store's journal",
-                event.room_id,
-            )
+        """Tell the room the turn of the message ``event`` failed (send it again). A turn
+        journal ended the message's turns recording the failure; a room store without one
+        gets the failure from here, so that the history tells it too."""
+        if turn_journal(kit.store) is None:
+            failure = FailedTurn.told(message_name(event), error, event.sender_id)
+            try:
+                await kit.store.add_event(failure_event(event.room_id, channel.channel_id, failure))
+            except Exception:
+                logger.exception(
+                    "The failed turn of a chat message in room %s is missing from its history",
+                    event.room_id,
+                )
         await hub.publish_room_message(event.room_id, failed_view(event, error))
 
     @router.post(
@@ -305,7 +351,8 @@ def chat_router(
             channel.channel_id,
             principal.actor_id,
             TextContent(body.text),
-            metadata={"message_id": message_id},
+            # The failure of its turn, if any, names it so (and the history finds it).
+            metadata={"message_id": message_id, MESSAGE_NAME: f"chat message {message_id}"},
         )
         recorded: asyncio.Future[RoomEvent] = asyncio.get_running_loop().create_future()
         task = asyncio.get_running_loop().create_task(
@@ -333,16 +380,11 @@ def chat_router(
         responses={**_SIGNED_IN, 404: {"description": "No such room, or not yours"}},
     )
     async def list_messages(room_id: str, principal: Caller) -> ChatMessageList:
-        """The room's recent messages, oldest first (participants and admins only)."""
+        """The room's recent messages, oldest first (participants and admins only); a chat
+        message whose turn failed is followed by the message that tells so (``failed``)."""
         await check_room(principal, room_id)
         events = await kit.store.recent_events(room_id, HISTORY_LIMIT)
-        # An event that ended a door's failed turn told that door's caller: no message.
-        return ChatMessageList(
-            messages=[
-                ChatMessage.model_validate(message_view(event))
-                for event in events
-                if not ends_failed_turn(event)
-            ]
-        )
+        views = _history_views(events, channel.channel_id)
+        return ChatMessageList(messages=[ChatMessage.model_validate(view) for view in views])
 
     return router
