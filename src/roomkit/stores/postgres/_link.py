@@ -7,7 +7,9 @@ pool that waits for connections that never come; that connection also creates or
 the tables (:func:`~roomkit.stores.postgres._migrate.migrate`, under an advisory lock,
 refusing tables newer than the code).
 Afterwards every fault of the server or the network raises
-:class:`~roomkit.core.exceptions.StoreUnavailableError`; a value the server refuses as too
+:class:`~roomkit.core.exceptions.StoreUnavailableError`, and so does a queue for a connection
+of a busy pool past :data:`QUEUE_TIMEOUT`, saying that the pool was too small (which is no
+fault: the server is not taken for down); a value the server refuses as too
 long for it (an index entry past its limit) raises a plain
 :class:`~roomkit.core.exceptions.StoreError` naming what was too long. The room store and the
 pending-request store share this module.
@@ -54,8 +56,9 @@ Prepare = Callable[[AsyncConnection[Any], str], Awaitable[None]]
 
 _SCHEMES = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
-_QUEUE_TIMEOUT = 60.0
-"""Seconds a call may queue for a connection of a busy pool (while the server answers)."""
+QUEUE_TIMEOUT = 60.0
+"""Seconds a call may queue for a connection of a busy pool (while the server answers); past
+them the call fails saying the pool was busy, and the server does not count as down."""
 SILENCE = 60.0
 """Seconds a call of the store may take on one connection: past them the server counts as
 not answering (frozen, or cut off without a reset, which no connect timeout sees) and the
@@ -300,6 +303,12 @@ class Link:
         Args:
             bound: seconds the block may take before the server counts as not answering
                 (``None``: :data:`SILENCE`); a purge of a long backlog passes more.
+
+        Raises:
+            StoreUnavailableError: the server did not answer, or every connection of the
+                pool stayed busy with other calls for :data:`QUEUE_TIMEOUT` seconds (the
+                message says which).
+            StoreError: the server refused a value as too long for it.
         """
         await self.open()
         assert self._pool is not None
@@ -307,9 +316,13 @@ class Link:
         # whose pool has no connection to hand out) they fail fast instead, until a call
         # gets through again.
         pool = self._pool
-        timeout = self._connect_timeout if self._faulted else _QUEUE_TIMEOUT
+        timeout = self._connect_timeout if self._faulted else QUEUE_TIMEOUT
         try:
             db = await self._checkout(pool, timeout)
+        except StoreUnavailableError:
+            # A queue past its bound on a server that answers (busy); being a
+            # ConnectionError, it would otherwise count as a fault below.
+            raise
         except LOST as error:
             self._faulted = True
             self._recheck()
@@ -380,18 +393,29 @@ class Link:
         The wait is cut in turns of at most ``connect_timeout`` seconds: a call that queued
         on a busy pool gives up at the end of its turn once a fault is known (found by
         another call, or the pool failing to reconnect), instead of waiting out its whole
-        timeout for a server that is gone.
+        timeout for a server that is gone. A wait that ends with no fault known, and no
+        connection attempt of the pool failed meanwhile, was a queue behind other calls.
+
+        Raises:
+            PoolTimeout: no connection within ``timeout``, and the server may be away.
+            StoreUnavailableError: no connection within ``timeout``, every one of the pool
+                busy with other calls while the server answered.
         """
         deadline = asyncio.get_running_loop().time() + timeout
+        failed = _failed_connects(pool)
         while True:
             left = deadline - asyncio.get_running_loop().time()
             try:
                 db: AsyncConnection[Any] = await pool.getconn(
                     timeout=max(min(left, self._connect_timeout), 0.001)
                 )
-            except PoolTimeout:
-                if self._faulted or left <= self._connect_timeout:
+            except PoolTimeout as error:
+                if self._faulted:
                     raise
+                if left <= self._connect_timeout:
+                    if _failed_connects(pool) != failed:
+                        raise
+                    raise self.busy(pool, timeout) from error
             else:
                 return db
 
@@ -411,6 +435,23 @@ class Link:
         self._checking = asyncio.get_running_loop().create_task(
             pool.check(), name=f"roomkit pool check {self.where}"
         )
+
+    def busy(self, pool: AsyncConnectionPool[Any], waited: float) -> StoreUnavailableError:
+        """The error of a call that queued ``waited`` seconds behind the other calls."""
+        size = pool.max_size
+        if self._owns_pool():
+            advice = f"raise the store's pool_size (pool_size={2 * size})"
+        else:
+            advice = f"raise the max_size of the pool you pass (max_size={2 * size})"
+        return StoreUnavailableError(
+            f"the PostgreSQL store at {self.where} is busy: no connection was free for "
+            f"{waited:g} s: all {size} connections of the store's pool stayed busy with other "
+            f"calls (a queue, not a server that is down); {advice} or make fewer calls at once"
+        )
+
+    def _owns_pool(self) -> bool:
+        """Whether the pool is one the store made (its size set by ``pool_size``)."""
+        return self._owner._owns_pool() if self._owner is not None else not self._borrowed
 
     def unavailable(self, error: BaseException) -> StoreUnavailableError:
         """The error of a store the server of which did not answer with ``error``."""
@@ -434,6 +475,11 @@ def _spoke(db: AsyncConnection[Any]) -> bool:
         return bool(poller.poll(0))
     readable, _, _ = select.select([fd], [], [], 0)
     return bool(readable)
+
+
+def _failed_connects(pool: AsyncConnectionPool[Any]) -> int:
+    """How many connection attempts of ``pool`` failed (a counter of its statistics)."""
+    return pool.get_stats().get("connections_errors", 0)
 
 
 def _first_line(error: BaseException) -> str:

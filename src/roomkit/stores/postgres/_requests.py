@@ -120,7 +120,9 @@ class PostgresStore(PartsFacade):
             A clock given instead must be the same for every process sharing the database.
         settle_retry: seconds a settle whose outcome a fault hid keeps running again (with
             its settle token), counted from the start of the outage; ``0`` gives up at once.
-        pool_size: the most connections the store's own pool opens.
+        pool_size: the most connections the store's own pool opens; more calls at once queue
+            for one, and a call that queues 60 s fails with
+            :class:`~roomkit.core.exceptions.StoreUnavailableError` saying the pool was busy.
         connect_timeout: seconds a connection may take to open, and, after a fault, a call
             may wait for one of the pool's (a busy pool lets calls queue for longer).
         outbox_retention_seconds: as :class:`~.sqlite.SQLiteStore`'s (a week by default).

@@ -57,7 +57,9 @@ class PostgresRoomStore(SQLRooms):
         dsn_or_pool: a ``postgresql://`` / ``postgres://`` URL or ``key=value`` string (the
             store's own pool), or a ``psycopg_pool.AsyncConnectionPool`` (borrowed).
         schema: the PostgreSQL schema of the tables; created if missing.
-        pool_size: the most connections the store's own pool opens.
+        pool_size: the most connections the store's own pool opens; more calls at once queue
+            for one, and a call that queues 60 s fails with
+            :class:`~roomkit.core.exceptions.StoreUnavailableError` saying the pool was busy.
         connect_timeout: seconds a connection may take to open, and, after a fault, a call
             may wait for one of the pool's (a busy pool lets calls queue for longer).
 
