@@ -228,6 +228,25 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
         ICalOnCall(SCHEDULE)
 
 
+def test_pagerduty_without_httpx_names_the_oncall_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The on-call extra is the one to install for PagerDuty, not the desk's."""
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    with pytest.raises(ImportError, match=r"oncall extra.*pip install -e '\.\[oncall\]'"):
+        PagerDutyOnCall("tok-123", "PSCHED1")
+
+
+async def test_a_feed_without_httpx_names_the_oncall_extra(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    feed = ICalOnCall("https://calendar.example/payments.ics")
+    handler = HumanInputHandler(directory=Directory(PEOPLE, on_call={"payments": feed}))
+    assert handler.router is not None
+    request = await handler.create_approval("pay", {"amount": 5}, approvers=[on_call("payments")])
+    assert await handler.router.recipients(request) == ()
+    assert "ICalOnCall(url) needs the oncall extra" in caplog.text
+
+
 def bearer(actor: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {issue_token(SECRET, actor)}"}
 

@@ -5,7 +5,7 @@ The handler builds a :class:`Router` from its directory
 (``HumanInputHandler(directory=...)``); the desk and the notifier ask it who may decide a
 request, who is told, and what the one who asked reads (``Alice is away until 12 Dec; Carol
 is deciding``). On-call schedules come from an iCal feed or file (:class:`ICalOnCall`, the
-``oncall`` extra) or PagerDuty's API (:class:`PagerDutyOnCall`, the ``desk`` extra's httpx).
+``oncall`` extra) or PagerDuty's API (:class:`PagerDutyOnCall`, the same extra).
 """
 
 from typing import TYPE_CHECKING, Any

@@ -346,7 +346,7 @@ class ICalOnCall:
     async def _fetch(self) -> bytes:
         """The feed's text, read within :data:`_FETCH` seconds in all, and at most
         ``max_bytes`` of it."""
-        with requires_extra("ICalOnCall(url)", "desk"):
+        with requires_extra("ICalOnCall(url)", "oncall"):
             import httpx
         where = repr(str(self.url))
         data = bytearray()

@@ -73,7 +73,7 @@ class PagerDutyOnCall:
         refresh: seconds an answer is kept before PagerDuty is asked again.
 
     Raises:
-        ImportError: httpx is not installed (the ``desk`` extra).
+        ImportError: httpx is not installed (the ``oncall`` extra).
         ValueError: an empty token or schedule id, or a ``base_url`` that is not an
             ``http(s)://`` URL.
     """
@@ -81,7 +81,7 @@ class PagerDutyOnCall:
     def __init__(
         self, token: str, schedule_id: str, *, base_url: str = API, refresh: float = 60.0
     ) -> None:
-        with requires_extra("PagerDutyOnCall", "desk"):
+        with requires_extra("PagerDutyOnCall", "oncall"):
             import httpx
         self._httpx = httpx
         for what, value in (("token", token), ("schedule_id", schedule_id)):
