@@ -128,6 +128,15 @@ class RedisServer:
         if self._process is not None:
             self._process.send_signal(signal.SIGCONT)
 
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Paused (SIGSTOP) for the block, running again (SIGCONT) after it."""
+        self.pause()
+        try:
+            yield
+        finally:
+            self.resume()
+
     def restart(self, *, kill: bool = False) -> None:
         """Stop the server and start it again on the same port and directory."""
         self.stop(kill=kill)

@@ -9,7 +9,9 @@ unchanged; while the server is down, the relay closes each new connection as the
 refused port would. Armed with :meth:`Relay.call_before`, it calls a function (say, one that
 freezes the server) just before it passes on the next command that mentions a marker; armed
 with :meth:`Relay.hold`, it never passes that command on, and a test kills its client while
-the write is on its way. It relays bytes and nothing else, so it stands as well in front of
+the write is on its way. Armed with :meth:`Relay.gate`, it holds every command that mentions
+a marker until the test opens the gate: the calls stay unanswered, on a server that answers,
+for as long as the test needs. It relays bytes and nothing else, so it stands as well in front of
 a PostgreSQL server (whose statements' parameters travel as text).
 
 Use it as an async context manager in front of a :class:`RedisServer`::
@@ -32,9 +34,37 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-__all__ = ["Relay", "decoding_client", "unclosed"]
+__all__ = ["Gate", "Relay", "decoding_client", "unclosed"]
 
 _CHUNK = 65_536
+
+
+class Gate:
+    """Holds the commands that mention ``marker``, each on its connection, until opened."""
+
+    def __init__(self, marker: bytes) -> None:
+        self.marker = marker
+        self._held = 0
+        self._changed = asyncio.Condition()
+        self._open = asyncio.Event()
+
+    async def holding(self, count: int) -> None:
+        """Return once ``count`` commands have been held in all."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self._held >= count)
+
+    def open(self) -> None:
+        """Pass on the commands held, and every one after them."""
+        self._open.set()
+
+    async def let_through(self) -> None:
+        """Return once the gate is open: at once if it is, else counted as held."""
+        if self._open.is_set():
+            return
+        async with self._changed:
+            self._held += 1
+            self._changed.notify_all()
+        await self._open.wait()
 
 
 class Relay:
@@ -54,6 +84,7 @@ class Relay:
         self._marker: bytes | None = None
         self._before: tuple[bytes, Callable[[], None]] | None = None
         self._held: tuple[bytes, asyncio.Event] | None = None
+        self._gate: Gate | None = None
         self._server: asyncio.Server | None = None
         self._pumps: set[asyncio.Task[None]] = set()
 
@@ -80,6 +111,12 @@ class Relay:
         held = asyncio.Event()
         self._held = (marker, held)
         return held
+
+    def gate(self, marker: bytes) -> Gate:
+        """Hold every command that contains ``marker`` (and what its connection sends after
+        it) until the gate is opened."""
+        self._gate = Gate(marker)
+        return self._gate
 
     async def __aenter__(self) -> Self:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
@@ -144,6 +181,8 @@ class Relay:
                     held.set()
                     await cut.wait()
                     return
+                if not replies and self._gate is not None and self._gate.marker in chunk:
+                    await self._gate.let_through()
                 if not replies and self._before is not None and self._before[0] in chunk:
                     action, self._before = self._before[1], None
                     action()

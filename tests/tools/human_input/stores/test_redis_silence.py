@@ -40,16 +40,6 @@ WAITS = 48
 
 
 @contextmanager
-def frozen(server: RedisServer) -> Iterator[None]:
-    """The server stopped (SIGSTOP) for the block, running again (SIGCONT) after it."""
-    server.pause()
-    try:
-        yield
-    finally:
-        server.resume()
-
-
-@contextmanager
 def loop_errors() -> Iterator[list[dict[str, Any]]]:
     """What the event loop reports meanwhile: a background task that died of an error."""
     loop = asyncio.get_running_loop()
@@ -93,7 +83,7 @@ async def test_a_settle_on_a_frozen_server_fails_within_the_timeout_and_counts_o
         handler_on(store) as handler,
     ):
         pending_id = await ask(handler)
-        with frozen(server), pytest.raises(StoreUnavailableError) as caught:
+        with server.frozen(), pytest.raises(StoreUnavailableError) as caught:
             await handler.aresolve(pending_id, "Lisboa", by="alice")
 
         assert await handler.aresolve(pending_id, "Lisboa", by="alice")
@@ -126,7 +116,7 @@ async def test_every_call_on_a_frozen_server_fails_as_unavailable_then_works_aga
             "list_pending": lambda: store.list_pending(),
             "spend_once": lambda: store.spend_once("link-1", until=None),
         }
-        with frozen(server):
+        with server.frozen():
             # All at once: each waits out its own timeout, not the sum of the others'.
             refused = await asyncio.gather(
                 *(call() for call in calls.values()), return_exceptions=True
@@ -152,7 +142,7 @@ async def test_a_settle_running_again_lands_once_the_server_is_back(
     ):
         pending_id = await ask(handler)
         with logged(STORE_LOGGER, RETRYING, level=logging.INFO) as retrying:
-            with frozen(server):
+            with server.frozen():
                 settling = asyncio.create_task(handler.aresolve(pending_id, "Lisboa", by="alice"))
                 await retrying.wait()
             assert await settling
@@ -175,7 +165,7 @@ async def test_waits_outlive_a_frozen_server_and_wake_on_answers_after_it(
         with loop_errors() as errors, logged(HANDLER_LOGGER, UNREACHABLE) as unreachable:
             waits = [asyncio.create_task(handler.wait(pending_id)) for pending_id in ids]
             await parked(handler, WAITS, waits)
-            with frozen(server):
+            with server.frozen():
                 await unreachable.wait()
             for pending_id in ids:
                 assert await answering.aresolve(pending_id, f"answer {pending_id}", by="bob")
@@ -228,7 +218,7 @@ async def test_a_timeout_in_the_url_bounds_every_call(server: RedisServer) -> No
     try:
         async with asyncio.timeout(PATIENCE):
             await requests.open()
-            with frozen(server):
+            with server.frozen():
                 with pytest.raises(StoreUnavailableError, match=r"did not answer within 0\.5 s"):
                     await requests.list_pending()
                 with pytest.raises(StoreUnavailableError, match=r"did not answer within 0\.5 s"):
@@ -247,7 +237,7 @@ async def test_a_room_write_cut_by_the_timeout_says_it_may_have_landed(
         async with asyncio.timeout(PATIENCE):
             await rooms.open()
             await rooms.create_room(Room("room-1"))
-            with frozen(server):
+            with server.frozen():
                 with pytest.raises(StoreUnavailableError) as written:
                     await rooms.add_event(RoomEvent("room-1", "ws", "alice", TextContent("Hello")))
                 with pytest.raises(StoreUnavailableError) as read:
