@@ -11,6 +11,16 @@ fails that call alone, never the pipeline it would have shared.
 The queue, the loop turns and the pipelines in flight are
 :class:`~roomkit.stores._batching.Batcher`'s: a lone call goes out on the
 next loop turn, as a plain EVALSHA, so an idle store adds no delay.
+
+A call's ``timeout`` says how long the server may take to answer its batch, not how long
+the call waits for its batch to go out: a burst of more calls than the batches in flight
+take queues behind them, on a server that answers. So a call's bound
+(:class:`~roomkit.stores.redis._pools.Bound`) is paused while it queues, and counts again
+once its batch has a connection, as a call queued for a connection does (see
+:mod:`~roomkit.stores.redis._pools`, whose rules this queue follows): the queue has the
+pool's bound (:data:`~roomkit.stores.redis._pools.QUEUE_TIMEOUT` on the store's own pool),
+past which the call fails saying the store was busy, and once a call of a batch finds the
+server not answering, the calls queued wait within their bounds again.
 """
 
 from __future__ import annotations
@@ -18,13 +28,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
 
 from roomkit.stores._batching import Batcher, Call
+from roomkit.stores.redis._pools import (
+    QUEUE_TIMEOUT,
+    Bound,
+    Bounds,
+    Counted,
+    StoreBlockingPool,
+    Turns,
+)
 
 __all__ = ["ScriptBatcher"]
+
+_Queued = tuple[Sequence[Any], Bound | None]
+"""A call's command, and the bound of its caller (``None`` for a call without one)."""
 
 
 class ScriptBatcher:
@@ -51,9 +72,21 @@ class ScriptBatcher:
         # leaves get_encoder unannotated.
         self._encoder = client.connection_pool.get_encoder()  # type: ignore[no-untyped-call]
         self._script = script
-        self._batches: Batcher[Sequence[Any], Any] = Batcher(
+        self._batches: Batcher[_Queued, Any] = Batcher(
             self._send, max_batch=max_batch, max_in_flight=max_in_flight
         )
+        pool = client.connection_pool
+        # The store's own pool resumes the bounds of a batch once it has a connection.
+        self._pooled = isinstance(pool, StoreBlockingPool)
+        self._limit = pool.timeout if isinstance(pool, BlockingConnectionPool) else QUEUE_TIMEOUT
+        self._busy = (
+            f"the call waited {self._limit:g} s for its turn to be sent, behind the "
+            f"{max_in_flight} batches of calls in flight and the calls queued before it (a "
+            f"queue, not a server that is down): make fewer calls at once"
+            if self._limit is not None
+            else ""
+        )
+        self._turns = Turns()
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         """Run the script with ``keys`` and ``args``; its reply, or the error it raised.
@@ -63,16 +96,33 @@ class ScriptBatcher:
             redis.exceptions.DataError: a value is of a type Redis cannot hold.
         """
         encode = self._encoder.encode
-        return await self._batches.submit((len(keys), *map(encode, keys), *map(encode, args)))
+        command = (len(keys), *map(encode, keys), *map(encode, args))
+        bound = Counted.current()
+        if not isinstance(bound, Bound):
+            return await self._batches.submit((command, None))
+        self._turns.wait(bound, self._limit, self._busy)
+        try:
+            return await self._batches.submit((command, bound))
+        finally:
+            self._turns.served(bound)
 
-    async def _send(self, batch: list[Call[Sequence[Any], Any]]) -> None:
-        replies = await self._execute([call.value for call in batch])
+    async def _send(self, batch: list[Call[_Queued, Any]]) -> None:
+        bounds = [bound for _, bound in (call.value for call in batch) if bound is not None]
+        for bound in bounds:
+            self._turns.left(bound)
+        with Bounds(bounds) as counted:
+            if not self._pooled:
+                counted.resume()
+            await self._run(batch)
+
+    async def _run(self, batch: list[Call[_Queued, Any]]) -> None:
+        replies = await self._execute([command for command, _ in (call.value for call in batch)])
         if any(isinstance(reply, NoScriptError) for reply in replies):
             # The server lost its scripts (a restart): load it and run the calls that
             # did not run; a NOSCRIPT reply means the call had no effect.
             self._script.sha = await self._client.script_load(self._script.script)
             again = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
-            rerun = await self._execute([batch[i].value for i in again])
+            rerun = await self._execute([batch[i].value[0] for i in again])
             for i, reply in zip(again, rerun, strict=True):
                 replies[i] = reply
         for call, reply in zip(batch, replies, strict=True):

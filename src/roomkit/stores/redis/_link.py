@@ -54,8 +54,9 @@ TIMEOUT = 5.0
 
 The bound covers the whole call once it has a pooled connection: connecting, the client's
 own retries and every round trip. A call that queues for a connection of the store's own
-pool (more calls at once than its ``max_connections``) does not count its queue, which has
-a bound of its own (:data:`~roomkit.stores.redis._pools.QUEUE_TIMEOUT`). A server that is
+pool (more calls at once than its ``max_connections``), or for its batch behind the batches
+in flight (:mod:`~roomkit.stores.redis._batch`), does not count its queue, which has a bound
+of its own (:data:`~roomkit.stores.redis._pools.QUEUE_TIMEOUT`). A server that is
 frozen (stopped, swapping, stuck on a disk) keeps its connections open and answers nothing,
 which no connect timeout sees; the bound turns it into
 :class:`~roomkit.core.exceptions.StoreUnavailableError`."""
@@ -227,16 +228,17 @@ async def guard(
         pending_id: the record the call reads or writes, if one: a key of another type
             there is a corrupt record, not a failure of the server.
         within: seconds the block may take (the store's ``timeout``), but for a queue for a
-            connection of the store's own pool; past them the call is cut and the server
-            counts as not answering. ``None`` leaves each round trip to
-            the client's own socket timeout (a bulk read or write of many keys).
+            connection of the store's own pool or for a batch to go out; past them the call
+            is cut and the server counts as not answering. ``None`` leaves each round trip
+            to the client's own socket timeout (a bulk read or write of many keys).
         store: what the messages call the store.
         write: the call writes: cut by ``within``, it may still run once the server
             answers, and the message says so.
 
     Raises:
         StoreUnavailableError: the server cannot be reached, or did not answer in time; or
-            no connection of the pool was free in time (the message says so).
+            the call waited for a connection or for its batch past the queue's own bound
+            (the message says the store was busy).
         CorruptRecordError: the record ``pending_id`` is not a hash.
         StoreError: the server refused the call.
     """
@@ -251,6 +253,10 @@ async def guard(
     except PoolExhaustedError as error:
         raise StoreUnavailableError(f"the {store} at {where} is busy: {error}") from error
     except TimeoutError as error:
+        if counted.outwaited is not None:
+            raise StoreUnavailableError(
+                f"the {store} at {where} is busy: {counted.outwaited}"
+            ) from None
         counted.answered(False)
         if not bound.expired():
             raise StoreUnavailableError(
