@@ -15,7 +15,7 @@ next loop turn, as a plain EVALSHA, so an idle store adds no delay.
 A call's ``timeout`` says how long the server may take to answer its batch, not how long
 the call waits for its batch to go out: a burst of more calls than the batches in flight
 take queues behind them, on a server that answers. So a call's bound
-(:class:`~roomkit.stores.redis._pools.Bound`) is paused while it queues, and counts again
+(:class:`~roomkit.stores.redis._bounds.Bound`) is paused while it queues, and counts again
 once its batch has a connection, as a call queued for a connection does (see
 :mod:`~roomkit.stores.redis._pools`, whose rules this queue follows): the queue has the
 pool's bound (:data:`~roomkit.stores.redis._pools.QUEUE_TIMEOUT` on the store's own pool),
@@ -33,14 +33,8 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
 
 from roomkit.stores._batching import Batcher, Call
-from roomkit.stores.redis._pools import (
-    QUEUE_TIMEOUT,
-    Bound,
-    Bounds,
-    Counted,
-    StoreBlockingPool,
-    Turns,
-)
+from roomkit.stores.redis._bounds import Bound, Bounds, Counted, Turns
+from roomkit.stores.redis._pools import QUEUE_TIMEOUT, StoreBlockingPool
 
 __all__ = ["ScriptBatcher"]
 

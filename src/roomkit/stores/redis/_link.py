@@ -34,8 +34,9 @@ with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
 from roomkit.stores._checks import seconds
+from roomkit.stores.redis._bounds import Bound
 from roomkit.stores.redis._bytes_client import bytes_client, decodes
-from roomkit.stores.redis._pools import QUEUE_TIMEOUT, Bound, PoolExhaustedError, StoreBlockingPool
+from roomkit.stores.redis._pools import QUEUE_TIMEOUT, PoolExhaustedError, StoreBlockingPool
 
 __all__ = [
     "TIMEOUT",
