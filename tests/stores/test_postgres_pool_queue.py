@@ -26,7 +26,7 @@ SHORT = 0.2
 """The bound of the queue for a connection, made short here (60 s by default)."""
 
 
-OWN = "raise the store's pool_size (pool_size=2)"
+OWN = "raise the store's pool_size (pool_size=2, or ?pool_size=2 in its URL)"
 BORROWED = "raise the max_size of the pool you pass (max_size=2)"
 
 
@@ -41,27 +41,31 @@ def assert_busy(error: BaseException | None, advice: str) -> None:
     assert "check that the server runs" not in message, message
 
 
-async def store_of_one_connection(dsn: str, advice: str, stack: AsyncExitStack) -> PostgresStore:
-    """An open store whose pool has one connection: its own, or one it is given."""
-    if advice == OWN:
+async def store_of_one_connection(dsn: str, pool: str, stack: AsyncExitStack) -> PostgresStore:
+    """An open store whose pool has one connection: its own (sized by ``pool_size=`` or by
+    the URL's ``?pool_size=``), or one it is given."""
+    if pool == "own":
         store = PostgresStore(dsn, schema=new_schema(), pool_size=1)
+    elif pool == "url":
+        store = PostgresStore(f"{dsn}?pool_size=1", schema=new_schema())
     else:
-        pool = AsyncConnectionPool(dsn, min_size=1, max_size=1, open=False)
-        stack.push_async_callback(pool.close)
-        store = PostgresStore(pool, schema=new_schema())
+        given = AsyncConnectionPool(dsn, min_size=1, max_size=1, open=False)
+        stack.push_async_callback(given.close)
+        store = PostgresStore(given, schema=new_schema())
+    assert store.pool_size == 1
     return await stack.enter_async_context(store)
 
 
-@pytest.mark.parametrize("advice", [OWN, BORROWED], ids=["own", "borrowed"])
+@pytest.mark.parametrize(("pool", "advice"), [("own", OWN), ("url", OWN), ("borrowed", BORROWED)])
 async def test_a_queue_past_the_pools_bound_says_the_pool_was_busy(
-    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, advice: str
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, pool: str, advice: str
 ) -> None:
     """A pool of one connection, held by a read that a lock of another connection keeps
     waiting: the read that queues behind it fails as busy, so does the next one (no fail
     fast), and once the lock goes both the held read and a new one answer."""
     monkeypatch.setattr(_link, "QUEUE_TIMEOUT", SHORT)
     async with asyncio.timeout(PATIENCE), AsyncExitStack() as stack:
-        store = await store_of_one_connection(postgres_server.dsn, advice, stack)
+        store = await store_of_one_connection(postgres_server.dsn, pool, stack)
         request, _ = await store.insert(make_request())
         async with await psycopg.AsyncConnection.connect(postgres_server.dsn) as locker:
             await locker.execute(

@@ -9,7 +9,9 @@
   (``?socket_timeout=2``) and the stores' ``timeout`` (``?timeout=2``, 5 s by default);
 - ``postgresql://user:password@host:port/db`` (or ``postgres://``): the pending requests and
   the rooms in a PostgreSQL database (the stores' default schema, ``public``, which an
-  agent's stores must use too).
+  agent's stores must use too); its query takes libpq's options (``?sslmode=require``) and
+  the stores' ``pool_size`` (``?pool_size=32``, 16 by default, shared by both stores) and
+  ``connect_timeout`` (``?connect_timeout=2``, 5 s by default).
 
 Each back end's package loads only when its URL is used (the SQLite, Redis and PostgreSQL
 ones need extras).
@@ -66,8 +68,10 @@ def open_url(url: str, *, create: bool = True) -> OpenedStores:
         The two stores, as a pair.
 
     Raises:
-        ValueError: the URL names no known store (the message lists the forms), or a Redis
-            URL's ``timeout`` is not a positive number of seconds.
+        ValueError: the URL names no known store (the message lists the forms), a Redis
+            URL's ``timeout`` is not a positive number of seconds, or a PostgreSQL URL's
+            ``pool_size`` is not a whole number from 1 up or its ``connect_timeout`` not a
+            positive number of seconds.
         ImportError: the store's extra is not installed.
     """
     if url == "memory":

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import select
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -27,7 +26,6 @@ from typing import Any
 
 import psycopg
 from psycopg import AsyncConnection
-from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from roomkit.core.exceptions import (
@@ -36,6 +34,7 @@ from roomkit.core.exceptions import (
     StoreUnavailableError,
 )
 from roomkit.stores._opening import SharedOpening
+from roomkit.stores.postgres._dsn import check_dsn, check_schema_name, describe, first_line
 from roomkit.stores.postgres._migrate import Migrations, migrate, version_table
 from roomkit.stores.postgres._silence import Silence, drop
 from roomkit.stores.postgres._too_long import too_long_error
@@ -44,7 +43,7 @@ __all__ = [
     "LOST",
     "Link",
     "Migrations",  # at home in _migrate; named here too, for the old path core.postgres_link
-    "check_dsn",
+    "check_dsn",  # at home in _dsn, as are the next two; named here for the old path too
     "check_schema_name",
     "describe",
     "migrate",
@@ -54,8 +53,6 @@ __all__ = [
 Prepare = Callable[[AsyncConnection[Any], str], Awaitable[None]]
 """Creates or migrates a store's tables on the first connection, given the server's name."""
 
-_SCHEMES = ("postgresql://", "postgres://")
-_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
 QUEUE_TIMEOUT = 60.0
 """Seconds a call may queue for a connection of a busy pool (while the server answers); past
 them the call fails saying the pool was busy, and the server does not count as down."""
@@ -69,68 +66,6 @@ gives up, and the next call that needs a connection starts a new attempt at once
 psycopg_pool's default (five minutes, waiting 1, 2, 4, 8 s ... between tries), a store whose
 server was away 10 s could stay unavailable for up to 10 s after it came back."""
 LOST = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
-
-
-def check_dsn(dsn: object) -> str:
-    """``dsn`` as a libpq connection string, or an error saying what one looks like.
-
-    Raises:
-        TypeError: ``dsn`` is not a ``str``.
-        ValueError: it is not a ``postgresql://`` / ``postgres://`` URL nor a
-            ``key=value`` connection string, or it names a port that is not 1 to 65535.
-    """
-    if not isinstance(dsn, str):
-        raise TypeError(
-            f"dsn must be a str (postgresql://user:password@host:5432/db) or an "
-            f"AsyncConnectionPool, got {type(dsn).__name__}"
-        )
-    if not dsn.startswith(_SCHEMES) and "=" not in dsn:
-        raise ValueError(
-            f"{describe(dsn)!r} is not a PostgreSQL DSN: pass postgresql://user:password@"
-            f"host:5432/database (or postgres://..., or 'host=... dbname=...')"
-        )
-    try:
-        parts = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError as error:
-        raise ValueError(f"the PostgreSQL DSN cannot be read: {_first_line(error)}") from None
-    # libpq reads the port only as it connects, and then fails as a server not reached.
-    for port in str(parts.get("port") or "").split(","):
-        if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
-            raise ValueError(
-                f"the PostgreSQL DSN names the port {port[:20]!r}, and a port is 1 to 65535: "
-                "give the one the server listens on (5432 by default)"
-            )
-    return dsn
-
-
-def check_schema_name(schema: object) -> str:
-    """``schema`` as the name of a PostgreSQL schema the store may use.
-
-    Raises:
-        TypeError: ``schema`` is not a ``str``.
-        ValueError: it is not 1 to 40 lower-case letters, digits and underscores, starting
-            with a letter or an underscore.
-    """
-    if not isinstance(schema, str):
-        raise TypeError(f"schema must be a str, got {type(schema).__name__}")
-    if not _NAME.fullmatch(schema):
-        raise ValueError(
-            f"schema must be 1 to 40 lower-case letters, digits and underscores, starting "
-            f"with a letter or an underscore, got {schema!r}"
-        )
-    return schema
-
-
-def describe(dsn: str) -> str:
-    """The server and database of ``dsn``, without its password, for messages."""
-    try:
-        parts = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        return dsn.split("@")[-1] if "@" in dsn else dsn.partition("://")[0] + "://..."
-    host = parts.get("host") or "localhost"
-    port = parts.get("port") or "5432"
-    database = parts.get("dbname") or parts.get("user") or ""
-    return f"postgresql://{host}:{port}/{database}"
 
 
 class Link:
@@ -194,6 +129,14 @@ class Link:
         """Seconds a connection may take to open."""
         return self._connect_timeout
 
+    @property
+    def pool_size(self) -> int:
+        """The most connections of the pool: ``pool_size``, or the ``max_size`` of a pool
+        the link borrows."""
+        if self._owner is not None:
+            return self._owner.pool_size
+        return self._pool.max_size if self._borrowed and self._pool is not None else self._pool_size
+
     def connect_kwargs(self) -> dict[str, Any]:
         """What a connection of the store's own (the change feed's) is opened with."""
         if self._owner is not None:
@@ -245,7 +188,7 @@ class Link:
                 # characters), which no server answers to.
                 raise StoreError(
                     f"cannot connect to the PostgreSQL store at {self.where}: "
-                    f"{_first_line(error)}; check the host and port, that the server runs, "
+                    f"{first_line(error)}; check the host and port, that the server runs, "
                     f"the user name and password, and that the database exists "
                     f"(createdb <name>)"
                 ) from error
@@ -275,7 +218,7 @@ class Link:
         except psycopg.Error as error:
             raise StoreError(
                 f"cannot prepare the tables of the PostgreSQL store at {self.where}: "
-                f"{_first_line(error)}; check that the user may create tables there"
+                f"{first_line(error)}; check that the user may create tables there"
             ) from error
 
     async def close(self) -> None:
@@ -440,7 +383,10 @@ class Link:
         """The error of a call that queued ``waited`` seconds behind the other calls."""
         size = pool.max_size
         if self._owns_pool():
-            advice = f"raise the store's pool_size (pool_size={2 * size})"
+            advice = (
+                f"raise the store's pool_size (pool_size={2 * size}, or ?pool_size={2 * size} "
+                "in its URL)"
+            )
         else:
             advice = f"raise the max_size of the pool you pass (max_size={2 * size})"
         return StoreUnavailableError(
@@ -456,7 +402,7 @@ class Link:
     def unavailable(self, error: BaseException) -> StoreUnavailableError:
         """The error of a store the server of which did not answer with ``error``."""
         return StoreUnavailableError(
-            f"the PostgreSQL store at {self.where} is unavailable ({_first_line(error)}): "
+            f"the PostgreSQL store at {self.where} is unavailable ({first_line(error)}): "
             f"check that the server runs and accepts connections"
         )
 
@@ -480,8 +426,3 @@ def _spoke(db: AsyncConnection[Any]) -> bool:
 def _failed_connects(pool: AsyncConnectionPool[Any]) -> int:
     """How many connection attempts of ``pool`` failed (a counter of its statistics)."""
     return pool.get_stats().get("connections_errors", 0)
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0]

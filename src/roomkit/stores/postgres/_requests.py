@@ -67,11 +67,12 @@ from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.postgres._approvals import Approvals
 from roomkit.stores.postgres._changes import changes_since
 from roomkit.stores.postgres._clock import ServerClock
+from roomkit.stores.postgres._dsn import check_schema_name, store_target
 from roomkit.stores.postgres._feed import NotifyFeed
 from roomkit.stores.postgres._grants import PostgresGrants
 from roomkit.stores.postgres._history import purge_chains
 from roomkit.stores.postgres._insert import Clocks, insert_granted, insert_request
-from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name
+from roomkit.stores.postgres._link import Link
 from roomkit.stores.postgres._migrate import migrate, up_to_date
 from roomkit.stores.postgres._outbox import PostgresOutbox
 from roomkit.stores.postgres._reads import Reads
@@ -123,8 +124,10 @@ class PostgresStore(PartsFacade):
         pool_size: the most connections the store's own pool opens; more calls at once queue
             for one, and a call that queues 60 s fails with
             :class:`~roomkit.core.exceptions.StoreUnavailableError` saying the pool was busy.
+            ``None`` (the default) takes the URL's ``?pool_size=``, else 16.
         connect_timeout: seconds a connection may take to open, and, after a fault, a call
             may wait for one of the pool's (a busy pool lets calls queue for longer).
+            ``None`` (the default) takes the URL's ``?connect_timeout=``, else 5.
         outbox_retention_seconds: as :class:`~.sqlite.SQLiteStore`'s (a week by default).
         audit_retention: seconds a closed request's history stays after its last entry
             (at least ``retention_seconds``); ``None`` (the default) keeps every history.
@@ -138,7 +141,9 @@ class PostgresStore(PartsFacade):
 
     Raises:
         TypeError: an argument has the wrong type.
-        ValueError: an argument is out of range, or ``dsn_or_pool`` is not a PostgreSQL DSN.
+        ValueError: an argument is out of range, or ``dsn_or_pool`` is not a PostgreSQL DSN,
+            or its ``pool_size`` or ``connect_timeout`` is not one the store takes, or is
+            given beside the argument of the same name.
     """
 
     def __init__(
@@ -150,8 +155,8 @@ class PostgresStore(PartsFacade):
         backstop_interval: float = 0.25,
         clock: Callable[[], float] | None = None,
         settle_retry: float = 5.0,
-        pool_size: int = 16,
-        connect_timeout: float = 5.0,
+        pool_size: int | None = None,
+        connect_timeout: float | None = None,
         outbox_retention_seconds: float = KEEP_DONE,
         audit_retention: float | None = None,
         create: bool = True,
@@ -167,17 +172,16 @@ class PostgresStore(PartsFacade):
             audit_retention=audit_retention,
         )
         self._server_clock = self.clock if isinstance(self.clock, ServerClock) else None
-        target = dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else None
-        dsn = None if target is not None else check_dsn(dsn_or_pool)
+        target = store_target(dsn_or_pool, pool_size=pool_size, connect_timeout=connect_timeout)
         self.schema = check_schema_name(schema)
         """The PostgreSQL schema of the store's tables."""
         self._sql = Statements(self.schema)
         self._create = bool(create)
         self._link = Link(
-            target if target is not None else str(dsn),
+            target.target,
             self._migrate,
-            pool_size=pool_size,
-            connect_timeout=seconds("connect_timeout", connect_timeout, zero=False),
+            pool_size=16 if target.pool_size is None else target.pool_size,
+            connect_timeout=target.connect_timeout,
             stays_closed=True,
         )
         self.where = self._link.where
@@ -203,6 +207,16 @@ class PostgresStore(PartsFacade):
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
 
     # -- connection ----------------------------------------------------------------------------
+
+    @property
+    def pool_size(self) -> int:
+        """The most connections of the store's pool (or the ``max_size`` of the pool given)."""
+        return self._link.pool_size
+
+    @property
+    def connect_timeout(self) -> float:
+        """Seconds a connection may take to open."""
+        return self._link.connect_timeout
 
     async def open(self) -> None:
         """Connect, and create or migrate the tables; idempotent (every other method opens

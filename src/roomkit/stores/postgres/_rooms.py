@@ -33,7 +33,8 @@ from roomkit.models.room import RoomEvent
 from roomkit.stores import _sql_rows as rows
 from roomkit.stores._sql_rooms import Run, SQLRooms
 from roomkit.stores._url import request_store
-from roomkit.stores.postgres._link import Link, check_dsn, check_schema_name
+from roomkit.stores.postgres._dsn import check_schema_name, store_target
+from roomkit.stores.postgres._link import Link
 from roomkit.stores.postgres._migrate import migrate
 from roomkit.stores.postgres._room_sql import VERSION, RoomStatements
 from roomkit.stores.postgres._schema import read_back, stored
@@ -60,11 +61,14 @@ class PostgresRoomStore(SQLRooms):
         pool_size: the most connections the store's own pool opens; more calls at once queue
             for one, and a call that queues 60 s fails with
             :class:`~roomkit.core.exceptions.StoreUnavailableError` saying the pool was busy.
+            ``None`` (the default) takes the URL's ``?pool_size=``, else 8.
         connect_timeout: seconds a connection may take to open, and, after a fault, a call
             may wait for one of the pool's (a busy pool lets calls queue for longer).
+            ``None`` (the default) takes the URL's ``?connect_timeout=``, else 5.
 
     Raises:
-        TypeError, ValueError: an argument is not one the store takes.
+        TypeError, ValueError: an argument is not one the store takes; or the URL's
+            ``pool_size`` or ``connect_timeout`` is not, or is given beside the argument.
     """
 
     _sql: RoomStatements
@@ -75,17 +79,18 @@ class PostgresRoomStore(SQLRooms):
         dsn_or_pool: str | AsyncConnectionPool[Any],
         *,
         schema: str = "public",
-        pool_size: int = 8,
-        connect_timeout: float = 5.0,
+        pool_size: int | None = None,
+        connect_timeout: float | None = None,
     ) -> None:
-        target = (
-            dsn_or_pool if isinstance(dsn_or_pool, AsyncConnectionPool) else check_dsn(dsn_or_pool)
-        )
+        target = store_target(dsn_or_pool, pool_size=pool_size, connect_timeout=connect_timeout)
         self.schema = check_schema_name(schema)
         """The PostgreSQL schema of the tables."""
         self._sql = RoomStatements(self.schema)
         self._link = Link(
-            target, self._prepare, pool_size=pool_size, connect_timeout=connect_timeout
+            target.target,
+            self._prepare,
+            pool_size=8 if target.pool_size is None else target.pool_size,
+            connect_timeout=target.connect_timeout,
         )
         self.where = self._link.where
         """The server and database, without the password."""
@@ -112,6 +117,17 @@ class PostgresRoomStore(SQLRooms):
             shared, rooms._prepare, pool_size=1, connect_timeout=shared.connect_timeout
         )
         return rooms
+
+    @property
+    def pool_size(self) -> int:
+        """The most connections of the store's pool (or the ``max_size`` of the pool given,
+        or of the request store's the room store opened ``beside``)."""
+        return self._link.pool_size
+
+    @property
+    def connect_timeout(self) -> float:
+        """Seconds a connection may take to open."""
+        return self._link.connect_timeout
 
     # -- lifecycle ---------------------------------------------------------------------------
 
