@@ -424,6 +424,11 @@ def test_a_device_or_a_fifo_is_refused_without_reading_it(tmp_path: Path) -> Non
             ICalOnCall(source)
 
 
+def test_a_folder_is_refused_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"is not a regular file: give the path"):
+        ICalOnCall(tmp_path)
+
+
 async def test_a_file_grown_over_the_cap_leaves_the_schedule_read_before(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

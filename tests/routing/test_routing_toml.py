@@ -31,7 +31,7 @@ manager = "mallory"
 def load(tmp_path: Path, text: str) -> object:
     path = tmp_path / "notify.toml"
     path.write_text(HEAD + text, encoding="utf-8")
-    return load_notify_config(path, environ={"PD": "pd-token"})
+    return load_notify_config(path, environ={"PD": "pd-token", "PD_LINES": "pd\ntoken"})
 
 
 def test_delegations_roles_and_schedules_are_read(tmp_path: Path) -> None:
@@ -121,6 +121,15 @@ def test_the_delegation_page_s_file_is_a_good_one(
         (
             '[on_call.payments]\nical = "/dev/zero"\n',
             "[on_call.payments] ical: ICalOnCall: '/dev/zero' is not a regular file",
+        ),
+        ('[on_call.payments]\nical = "."\n', "[on_call.payments] ical: ICalOnCall: '"),
+        (
+            '[on_call.payments]\nical = "~no-such-user-here/payments.ics"\n',
+            "[on_call.payments] ical: '~no-such-user-here/payments.ics' names the home folder",
+        ),
+        (
+            "[on_call.payments]\npagerduty_schedule = 'P1'\npagerduty_token_env = 'PD_LINES'\n",
+            "[on_call.payments] pagerduty_token_env: the environment variable PD_LINES holds",
         ),
         (
             "[[people.alice.delegations]]\nto = 'bob'\nstarts = 2026-12-02T09:00:00Z\n"

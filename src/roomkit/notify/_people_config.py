@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 from roomkit._extras import extra_missing
+from roomkit.notify._header_values import token_of
 from roomkit.people import Delegation, OnCallSource, Role
 from roomkit.routing.pagerduty import API
 
@@ -142,6 +143,11 @@ def on_call(reader: Reader, value: object, folder: Path) -> dict[str, OnCallSour
                 reader.fail(f"{where} ical", str(error))
             continue
         token = reader.secret(table, where, "pagerduty_token_env")
+        try:
+            # Checked now: a token no header carries would fail every lookup, one by one.
+            token = token_of(token, f"the environment variable {table['pagerduty_token_env']}")
+        except ValueError as error:
+            reader.fail(f"{where} pagerduty_token_env", str(error))
         url = reader.text(table, where, "pagerduty_url") or API
         try:
             from roomkit.routing.pagerduty import PagerDutyOnCall
@@ -163,5 +169,12 @@ def _beside(source: str, folder: Path) -> str | Path:
     read from ``folder``."""
     if source.startswith(("http://", "https://", "webcal://")):
         return source
-    path = Path(source).expanduser()
+    try:
+        path = Path(source).expanduser()
+    except RuntimeError:
+        # "~name/..." for a user this machine does not know, or "~/..." without $HOME.
+        raise ValueError(
+            f"{source!r} names the home folder of a user this machine does not know (or "
+            "$HOME is not set): give the schedule's full path"
+        ) from None
     return path if path.is_absolute() else folder / path

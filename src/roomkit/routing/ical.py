@@ -219,14 +219,16 @@ class ICalOnCall:
                 f"ICalOnCall: cannot read {where} ({error.strerror or error}): give "
                 "the path of the schedule's .ics file, or its https:// URL"
             ) from None
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            os.close(fd)
+            # A device (/dev/zero) or a FIFO never ends: reading it would never finish; a
+            # folder opens, but is no file to read.
+            raise ValueError(
+                f"ICalOnCall: {where} is not a regular file: give the path of the "
+                "schedule's .ics file, or its https:// URL"
+            )
         with os.fdopen(fd, "rb") as file:
-            status = os.fstat(file.fileno())
-            if not stat.S_ISREG(status.st_mode):
-                # A device (/dev/zero) or a FIFO never ends: reading it would never finish.
-                raise ValueError(
-                    f"ICalOnCall: {where} is not a regular file: give the path of the "
-                    "schedule's .ics file, or its https:// URL"
-                )
             data = b"" if status.st_size > self.max_bytes else file.read(self.max_bytes + 1)
         if status.st_size > self.max_bytes or len(data) > self.max_bytes:
             raise ValueError(self._too_big(where))
