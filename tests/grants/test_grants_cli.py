@@ -97,3 +97,21 @@ def test_a_store_file_that_does_not_exist_is_refused_not_made(
     assert main(["grants", *command, "--store", f"sqlite:///{path}"]) == 2
     assert f"{path} does not exist" in capsys.readouterr().err
     assert not path.exists()
+
+
+@pytest.mark.parametrize("by", ["", "ann\nroot", " ann", "a" * 300])
+def test_a_revoker_that_is_no_actor_name_is_refused_and_revokes_nothing(
+    by: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--by`` is kept with the grant as who revoked it: it is an actor name, like every
+    name the desk and the trail keep."""
+    path = tmp_path / "desk.db"
+    grant_id, _ = asyncio.run(_granted(path))
+    store = f"sqlite:///{path}"
+    assert main(["grants", "revoke", grant_id, "--store", store, "--by", by]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("roomkit: --by "), err
+    assert err.count("\n") == 1, err
+    assert "an actor name is 1 to 256 printable characters" in err
+    assert main(["grants", "list", "--store", store, "--live"]) == 0
+    assert capsys.readouterr().out.startswith(grant_id)

@@ -102,6 +102,7 @@ def list_grants(args: argparse.Namespace) -> int:
 
 def revoke_grant(args: argparse.Namespace) -> int:
     """``roomkit grants revoke GRANT_ID``: revoke one grant for every process."""
+    from roomkit.auth.names import check_actor_name
     from roomkit.stores.grants import check_grant_id
 
     try:
@@ -109,6 +110,12 @@ def revoke_grant(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise Failure(str(error), 2) from None
     _check_text("--by", args.by)
+    if args.by is not None:
+        # Kept with the grant as who revoked it, as the desk keeps a caller's name.
+        try:
+            check_actor_name(args.by, what="--by")
+        except ValueError as error:
+            raise Failure(str(error), 2) from None
 
     async def revoke(grants: GrantStore) -> tuple[bool, Grant | None]:
         return await grants.revoke(args.grant_id, by=args.by), await grants.get(args.grant_id)
