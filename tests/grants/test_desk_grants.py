@@ -95,6 +95,31 @@ async def test_an_answer_link_approves_but_grants_nothing(world: World) -> None:
     assert (await call(world, "GET", "/api/grants", "root", admin=True)).json()["grants"] == []
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#"},
+        {"allOf": [{"$ref": "#"}], "properties": {"amount": {"maximum": 500}}},
+        {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+    ],
+)
+async def test_a_grant_whose_schema_refers_to_itself_is_told_so(
+    world: World, schema: dict[str, Any]
+) -> None:
+    """A ``$ref`` loop is the schema's fault, not the arguments': the 422 says which."""
+    first = await hold(world)
+    body = {"decision": "approve", "grant": {"expires_in": 60, "schema": schema}}
+    path = f"/api/requests/{first.pending_id}/answer"
+    response = await call(world, "POST", path, "bob", json=body)
+    assert response.status_code == 422, response.text
+    detail = response.json()["detail"]
+    assert "the grant's schema refers to itself without end" in detail
+    assert "nest" not in detail
+    stored = await world.handler.get_request(first.pending_id)
+    assert stored is not None
+    assert stored.status is PendingInputStatus.PENDING
+
+
 async def test_a_grant_the_approval_cannot_make_decides_nothing(world: World) -> None:
     first = await hold(world)
     path = f"/api/requests/{first.pending_id}/answer"

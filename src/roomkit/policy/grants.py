@@ -32,6 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from jsonschema.validators import Draft202012Validator, validator_for
+
 from roomkit.core.exceptions import RoomKitError
 from roomkit.models.history import Granted, GrantOffered
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -125,7 +127,11 @@ class GrantScope:
         if self.schema is not None:
             if not isinstance(self.schema, dict):
                 raise GrantRefusedError(f"schema is a JSON Schema object, got {self.schema!r}")
-            problem = narrowing_problem(self.schema) or schema_pattern_problem(self.schema)
+            problem = (
+                narrowing_problem(self.schema)
+                or schema_pattern_problem(self.schema)
+                or _endless_problem(self.schema)
+            )
             if problem is not None:
                 raise GrantRefusedError(problem)
         if not (self.for_actor or self.for_room):
@@ -167,6 +173,24 @@ class GrantScope:
         """The SHA-256 hex digest of the scope's canonical JSON."""
         text = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _endless_problem(schema: dict[str, Any]) -> str | None:
+    """Why checking any arguments against ``schema`` never ends, or ``None``: a ``$ref``
+    that leads back to where it started before reading a single argument. Probed on an
+    empty object, so that the arguments' own nesting cannot be the cause."""
+    try:
+        validator_for(schema, default=Draft202012Validator)(schema).is_valid({})
+    except RecursionError:
+        return (
+            "the grant's schema refers to itself without end (a $ref leads back to where it "
+            "started before reading any argument): write the bounds out instead"
+        )
+    except Exception:
+        # Its other faults (no JSON Schema, a $ref resolving nowhere) are told, worded,
+        # when it is checked against the call approved.
+        return None
+    return None
 
 
 def grant_for(
