@@ -316,6 +316,17 @@ async def test_a_named_answer_to_a_question_that_cannot_take_it_is_refused(
     assert await agent.history() == ["Choose", "Booked: City"]
 
 
+async def test_a_named_answer_in_a_kit_that_asks_nothing_is_refused() -> None:
+    """A kit without a human-input handler holds no question: a message naming one is
+    refused, as one naming an unknown question is, and nothing is recorded."""
+    kit = RoomKit()
+    await kit.create_room("trip")
+    message = InboundMessage("web", "ann", TextContent("Lisbon"))
+    with pytest.raises(UnknownRequestError, match="answers= takes the id"):
+        await kit.process_inbound(message, room_id="trip", answers="no-such-question")
+    assert await kit.store.recent_events("trip", 10) == []
+
+
 async def test_a_message_waits_for_the_running_turn_then_reads_its_reply(agent: Agent) -> None:
     turn = agent.start("Choose")
     question = await agent.question()

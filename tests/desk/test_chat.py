@@ -159,6 +159,18 @@ async def test_a_malformed_message_gets_422_with_a_readable_detail(
     assert chat.published.empty()
 
 
+async def test_a_message_naming_a_question_the_agent_never_asked_gets_422(chat: Chat) -> None:
+    """The agent asks nothing (no human-input tools): ``answers`` names no open question of
+    the sender's, so the message is refused, not sent as an ordinary one."""
+    async with chat.world.client() as client:
+        body = {"text": "Blue", "answers": "no-such-question"}
+        response = await client.post("/api/rooms/room/messages", json=body, headers=bearer("alice"))
+        listed = await client.get("/api/rooms/room/messages", headers=bearer("alice"))
+    assert response.status_code == 422, response.text
+    assert "no open question of yours" in response.json()["detail"]
+    assert listed.json()["messages"] == []
+
+
 async def test_a_body_over_the_cap_gets_413(chat: Chat) -> None:
     async with chat.world.client() as client:
         response = await client.post(

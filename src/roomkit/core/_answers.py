@@ -101,7 +101,8 @@ async def settle_answer(
     """
     if answers is not None and not message.sender_id:
         raise ValueError("answers= needs a sender: an authorless message answers nothing")
-    if not message.sender_id or not handlers:
+    if not message.sender_id or (not handlers and answers is None):
+        # Without a handler, a message naming a question names none: find_answer refuses it.
         return None
     sender = message.sender_id
     answer = await find_answer(handlers, room_id, sender, message.content.body, answers)
