@@ -47,7 +47,7 @@ from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
 
 if TYPE_CHECKING:
     from roomkit.routing import Router
-    from roomkit.tools.human_input._durable_engine import DurableEngine
+    from roomkit.tools.human_input._durable_engine import DurableEngine, Reattaching
     from roomkit.tools.human_input._memory_engine import MemoryEngine
 
 __all__ = [
@@ -228,15 +228,18 @@ class Decisions:
         *,
         surface: str | None,
         about: str | None = None,
+        reattaching: Reattaching | None = None,
     ) -> PendingInput:
         """Store the approval ``request``; its first history entry (with ``about``, the
         tool's description, when given) goes into the store in the same write. Inside
         :func:`~roomkit.tools.human_input._at_once.decided_at_once` it is stored unannounced
-        and settled at once (as is a still open one its key re-attaches to)."""
+        and settled at once (as is a still open one its key re-attaches to). ``reattaching``
+        brings an open request its key re-attaches to up to date before it is announced
+        (see :meth:`~roomkit.tools.human_input._durable_engine.DurableEngine.create`)."""
         entries = opening_entries(request, surface, about)
         settling = at_once()
         if settling is None:
-            found = await self._engine.create(request, timeout, entries)
+            found = await self._engine.create(request, timeout, entries, reattaching=reattaching)
             return await reattached(request, found, self.history)
         record = await self._engine.create(request, timeout, entries, announce=False)
         await reattached(request, record, self.history)

@@ -54,6 +54,9 @@ _ASYNC_ONLY = (
     "trip: use `await handler.a{method}(...)`"
 )
 
+Reattaching = Callable[[PendingInput], Awaitable[PendingInput]]
+"""Brings an open request a create re-attaches to up to date (see :meth:`DurableEngine.create`)."""
+
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
@@ -91,11 +94,15 @@ class DurableEngine:
         history: tuple[dict[str, Any], ...] | None,
         *,
         announce: bool = True,
+        reattaching: Reattaching | None = None,
     ) -> PendingInput:
         """Insert ``request`` (or re-attach to the one its key names) and announce it
         (unless ``announce`` is false: nobody is to be asked);
         ``history`` starts its history in the insert's own write when it is created
-        (``None``: a question's ``created`` entry)."""
+        (``None``: a question's ``created`` entry). ``reattaching`` is given the open
+        request a key re-attaches to, made by a process that stopped, before it is
+        announced, and returns it as it is to be read (settled, maybe: then it is owed
+        no announcement)."""
         store, waits = self.store, self._waits
         if waits.mine.review_due():  # before the insert: a cut here has created nothing
             await waits.forget_settled()
@@ -116,6 +123,8 @@ class DurableEngine:
         # A request created here and not collected yet is being announced already.
         owed = not created and record.pending_id not in waits.local
         waits.mine.hold(record, looks)
+        if owed and reattaching is not None and record.status is _PENDING:
+            record = await reattaching(record)
         if announce and (created or (owed and record.status is _PENDING)):
             self._announcer.announce_stored(store, record, owed=owed)
         return record

@@ -7,7 +7,9 @@ and PostgreSQL in one transaction, Redis in one script), and on the memory store
 step of the event loop. The same write reads the call's key first: a create whose key names
 a request made already (a retry, a turn re-driven after a restart) gets that request, and no
 use is spent on it. A request that was inserted with its use but not settled (its process
-stopped in between) is settled by the grant it cites when its call re-attaches to it.
+stopped in between) is settled by the grant it cites when its call re-attaches to it, before
+anyone is told of it: its use was counted while the grant was live, so it is settled so even
+once the grant is used up (that use may have been its last), expired or revoked since.
 
 The settle is a write of its own, after the insert: the decision and the outcome join the
 request's history in the settle's transaction, as any decision's do.
@@ -15,7 +17,7 @@ request's history in the settle's transaction, as any decision's do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -29,10 +31,10 @@ from roomkit.stores.grants import (
 )
 from roomkit.tools.human_input._decisions import APPROVED, Decisions, opening_entries, trail
 from roomkit.tools.human_input._in_transaction import Settlement
-from roomkit.tools.human_input._keys import reattached
+from roomkit.tools.human_input._keys import made_for, reattached
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 
-__all__ = ["GRANT", "settle_granted"]
+__all__ = ["GRANT", "settle_cited", "settle_granted"]
 
 GRANT = "grant"
 """The surface of a decision a standing grant made (``settled_by`` is ``grant:<id>``)."""
@@ -157,14 +159,32 @@ async def _reattached(
     it: settled by the grant its history cites when its process stopped before settling it;
     held for a person (and announced, if that is still owed) when no grant settles it."""
     found = await reattached(request, found, decisions.history)
-    if found.status is not _PENDING:
-        return found
-    cited = [
-        entry
-        for entry in await decisions.history(found.pending_id)
-        if entry.get("type") == "grant_used"
-    ]
-    if cited:
+    settled = await settle_cited(decisions, request)(found)
+    if settled.status is not _PENDING:
+        return settled
+    return await decisions.hold(request, timeout, surface=surface, about=about)
+
+
+def settle_cited(
+    decisions: Decisions, request: PendingInput
+) -> Callable[[PendingInput], Awaitable[PendingInput]]:
+    """What brings the open approval that ``request``'s key re-attaches to up to date: one
+    whose history cites a grant's use is settled by that grant (its process stopped after
+    the insert that counted the use, before its settle); any other is left as it is."""
+
+    async def settled(found: PendingInput) -> PendingInput:
+        if found.status is not _PENDING or not await made_for(
+            found, request.kind, request.tool_name, request.arguments_digest, decisions.history
+        ):
+            return found  # a key naming another call is refused once the create returns
+        cited = [
+            entry
+            for entry in await decisions.history(found.pending_id)
+            if entry.get("type") == "grant_used"
+        ]
+        if not cited:
+            return found
         # Its use was counted with its insert: the settle its process did not make is made now.
         return await _settle(decisions, found, str(cited[-1]["grant"]))
-    return await decisions.hold(request, timeout, surface=surface, about=about)
+
+    return settled

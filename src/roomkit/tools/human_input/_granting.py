@@ -28,7 +28,7 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.stores.grants import Grant, GrantStore, InsertsUngranted, every_live_grant
 from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._decisions import Decisions, also_created_with
-from roomkit.tools.human_input._granted import settle_granted
+from roomkit.tools.human_input._granted import settle_cited, settle_granted
 from roomkit.tools.human_input._routed import opening
 
 if TYPE_CHECKING:
@@ -110,10 +110,14 @@ async def hold_unless_granted(
     # A call a policy decides as it is made is nobody's to approve: no grant is spent.
     look = at_once() is None
     routes = router is not None and router.routes(request)
+    # A request its key re-attaches to may cite a use its process counted, and never settled.
+    cited = settle_cited(decisions, request) if look and request.key is not None else None
     if look and not routes and inserts_ungranted(store):
         try:
             with _looking():
-                return await decisions.hold(request, timeout, surface=surface, about=about)
+                return await decisions.hold(
+                    request, timeout, surface=surface, about=about, reattaching=cited
+                )
         except GrantsOnTool:
             pass  # live grants on the tool, read below: one may cover the call
     covering = await covering_grants(grants, request) if look else []
@@ -126,4 +130,6 @@ async def hold_unless_granted(
     # Its created entry goes in with it, before whatever the announcement leads to, and
     # so do its first assignments (on call, a rotation), read by every process.
     with also_created_with(*await opening(router, request)):
-        return await decisions.hold(request, timeout, surface=surface, about=about)
+        return await decisions.hold(
+            request, timeout, surface=surface, about=about, reattaching=cited
+        )

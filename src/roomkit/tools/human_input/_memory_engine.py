@@ -116,8 +116,12 @@ class MemoryEngine(MemoryReads):
 
     # -- creating ----------------------------------------------------------------------------
 
-    async def create(self, *arguments: Any, **options: Any) -> PendingInput:
-        """:meth:`add`, awaited where the durable engine's ``create`` is."""
+    async def create(
+        self, *arguments: Any, reattaching: object = None, **options: Any
+    ) -> PendingInput:
+        """:meth:`add`, awaited where the durable engine's ``create`` is. ``reattaching``
+        is the durable engine's: a request kept here is never left open by a process that
+        stopped."""
         return self.add(*arguments, **options)
 
     def add(

@@ -12,7 +12,7 @@ Plans (``op``):
 - ``settle``: ``aresolve`` every ``[id, answer, by]`` of ``calls`` at once (``areject``
   with the answer as the reason, for a call ``[id, reason, by, "reject"]``); the results.
 - ``approval``: ``create_approval(tool, arguments, approvers=..., quorum=..., actor_id=...,
-  key=...)``; the request's id and status.
+  key=...)``; the request's id and status, or the kind of error that refused a write.
 - ``create``: ``create(tool, arguments, key=..., actor_id=...)``; the request's id.
 - ``use``: ``grants.use(grant_id)`` ``times`` times at once; how many counted.
 - ``record``: ``record`` a ``shown`` entry by ``actor`` on every id of ``ids``, ``times``
@@ -58,14 +58,17 @@ async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any], stop: asy
     if op == "settle":
         return await asyncio.gather(*(_settle(handler, *call) for call in plan["calls"]))
     if op == "approval":
-        request = await handler.create_approval(
-            plan["tool"],
-            plan["arguments"],
-            approvers=plan["approvers"],
-            quorum=plan.get("quorum"),
-            actor_id=plan.get("actor_id"),
-            key=plan.get("key"),
-        )
+        try:
+            request = await handler.create_approval(
+                plan["tool"],
+                plan["arguments"],
+                approvers=plan["approvers"],
+                quorum=plan.get("quorum"),
+                actor_id=plan.get("actor_id"),
+                key=plan.get("key"),
+            )
+        except Exception as error:  # the store's, or its driver's when a trigger refuses
+            return {"refused": type(error).__name__}
         return [request.pending_id, request.status.value]
     if op == "create":
         request = await handler.create(

@@ -39,7 +39,7 @@ GROUP = on_call(SCHEDULE)
 PEOPLE = {"dan": Person(email="dan@example.com")}
 ROUTE = {"op": "route", "on_call": SCHEDULE, "person": "dan"}
 REFUSE_NOTICES = (
-    "CREATE TRIGGER refuse_notices BEFORE INSERT ON roomkit_outbox "
+    "CREATE TRIGGER refuse BEFORE INSERT ON roomkit_outbox "
     "WHEN NEW.body LIKE '%reassign%' BEGIN SELECT RAISE(ABORT, 'refused'); END"
 )
 
@@ -101,14 +101,14 @@ def through(location: str, port: int) -> str:
     return parts._replace(netloc=f"{host}:{port}").geturl()
 
 
-async def killed_while_noticing(backend: Backend, plan: dict[str, Any]) -> None:
-    """Run ``plan`` in a process of its own through a relay that holds the notice it writes,
-    and kill the process while the relay holds it."""
+async def killed_while_writing(backend: Backend, plan: dict[str, Any], marker: bytes) -> None:
+    """Run ``plan`` in a process of its own through a relay that holds the first write
+    holding ``marker``, and kill the process while the relay holds it."""
     kind, location, prefix = backend.elsewhere
     upstream = urlsplit(location).port
     assert upstream is not None
     async with Relay(upstream) as relay:
-        held = relay.hold(b"reassign")
+        held = relay.hold(marker)
         [peer] = await ready(backend, plan, elsewhere=[kind, through(location, relay.port), prefix])
         await let_go([peer])
         async with asyncio.timeout(PATIENCE):
@@ -117,18 +117,19 @@ async def killed_while_noticing(backend: Backend, plan: dict[str, Any]) -> None:
         assert await outcome(peer, exit_code=-9) is None
 
 
-async def killed_once_refused(backend: SQLiteBackend, plan: dict[str, Any]) -> None:
-    """Run ``plan`` in a process of its own while the file refuses every notice; the process
-    kills itself once the write is refused."""
+async def killed_once_refused(backend: SQLiteBackend, plan: dict[str, Any], trigger: str) -> None:
+    """Run ``plan`` in a process of its own while the file refuses the writes the trigger
+    ``refuse`` (made by the statement ``trigger``) refuses; the process kills itself once
+    its write is refused."""
     with closing(sqlite3.connect(backend.path)) as db, db:
-        db.execute(REFUSE_NOTICES)
+        db.execute(trigger)
     [peer] = await ready(backend, {**plan, "then": "die"})
     await let_go([peer])
     refused = await outcome(peer, exit_code=-9)
     assert isinstance(refused, dict)
     assert "refused" in refused
     with closing(sqlite3.connect(backend.path)) as db, db:
-        db.execute("DROP TRIGGER refuse_notices")
+        db.execute("DROP TRIGGER refuse")
 
 
 async def test_a_process_killed_as_it_assigns_the_person_on_call_leaves_them_told_once(
@@ -138,9 +139,9 @@ async def test_a_process_killed_as_it_assigns_the_person_on_call_leaves_them_tol
         pending_id = await announced_in_a_gap(backend, receiver)
         plan = {**ROUTE, "id": pending_id}
         if isinstance(backend, SQLiteBackend):
-            await killed_once_refused(backend, plan)
+            await killed_once_refused(backend, plan, REFUSE_NOTICES)
         else:
-            await killed_while_noticing(backend, plan)
+            await killed_while_writing(backend, plan, b"reassign")
         await told_after_restart(backend, pending_id, receiver)
 
 
