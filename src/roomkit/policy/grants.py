@@ -388,7 +388,10 @@ async def _make(
     surface: str | None,
 ) -> Grant:
     """Record the grant made on ``request`` (once: a retry finds it) and its ``granted``
-    entry in the request's history."""
+    entry in the request's history.
+
+    The two are writes of their own: a retry that finds the grant made by a process stopped
+    before its entry writes the entry then, when it grants the same."""
     grants = handler.grants
     made = grant_for(request, scope, granted_by, now=grants.clock())
     try:
@@ -397,7 +400,9 @@ async def _make(
         existing = await grants.get(made.grant_id)
         if existing is None:
             raise
-        return existing
+        if not _same_grant(existing, made) or await _entered(handler, request, existing):
+            return existing
+        recorded = existing
     entry = Granted(
         actor=granted_by[-1],
         surface=surface,
@@ -408,3 +413,16 @@ async def _make(
     )
     await handler.record(request.pending_id, entry)
     return recorded
+
+
+def _same_grant(one: Grant, other: Grant) -> bool:
+    """Whether ``one`` and ``other`` grant the same, whenever each was made."""
+    return (one.tool, one.max_uses, one.body()) == (other.tool, other.max_uses, other.body())
+
+
+async def _entered(handler: HumanInputHandler, request: PendingInput, grant: Grant) -> bool:
+    """Whether ``request``'s history holds the ``granted`` entry of ``grant``."""
+    return any(
+        entry.get("type") == "granted" and entry.get("grant") == grant.grant_id
+        for entry in await handler.history(request.pending_id)
+    )

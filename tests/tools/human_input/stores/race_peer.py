@@ -14,6 +14,8 @@ Plans (``op``):
 - ``approval``: ``create_approval(tool, arguments, approvers=..., quorum=..., actor_id=...,
   key=...)``; the request's id and status, or the kind of error that refused a write.
 - ``create``: ``create(tool, arguments, key=..., actor_id=...)``; the request's id.
+- ``grant``: ``approve_and_grant(id, GrantScope.from_json(scope), by=...)``; the grant's id,
+  or the kind of error that refused a write.
 - ``use``: ``grants.use(grant_id)`` ``times`` times at once; how many counted.
 - ``record``: ``record`` a ``shown`` entry by ``actor`` on every id of ``ids``, ``times``
   times each, all at once; their seqs.
@@ -75,6 +77,16 @@ async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any], stop: asy
             plan["tool"], plan["arguments"], key=plan.get("key"), actor_id=plan.get("actor_id")
         )
         return request.pending_id
+    if op == "grant":
+        from roomkit.policy.grants import GrantScope, approve_and_grant
+
+        try:
+            _, made = await approve_and_grant(
+                handler, plan["id"], GrantScope.from_json(plan["scope"]), by=plan["by"]
+            )
+        except Exception as error:  # the store's, or its driver's when a trigger refuses
+            return {"refused": type(error).__name__}
+        return None if made is None else made.grant_id
     if op == "use":
         grants = handler.grants
         used = await asyncio.gather(*(grants.use(plan["grant_id"]) for _ in range(plan["times"])))
