@@ -7,13 +7,17 @@ Hypothesis profiles: ``ci`` (the default) explores enough to catch ordering bugs
 state machines and never fails on slow examples; ``dev`` is a quicker pass for local edits
 (``HYPOTHESIS_PROFILE=dev pytest``).
 
-The servers the tests run against and their fixtures are in ``tests/servers/``.
+The servers the tests run against and their fixtures are in ``tests/servers/``. The desk's
+data folder (``$ROOMKIT_DESK_DATA``) is a temporary one of the run's.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 import threading
 
 import pytest
@@ -21,6 +25,14 @@ from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["tests.servers.plugin"]
 """The servers' fixtures (Redis, PostgreSQL, the fake Slack API, every store)."""
+
+# The suite never reads the desk folder or the keys of whoever runs it (a desk of theirs may
+# keep an audit key, which every audit command would then check by): the desk's data folder
+# is one of the run's own, and no desk secret or audit key comes from the environment.
+for _key in ("ROOMKIT_AUDIT_KEY", "ROOMKIT_DESK_SECRET"):
+    os.environ.pop(_key, None)
+os.environ["ROOMKIT_DESK_DATA"] = _DESK_DATA = tempfile.mkdtemp(prefix="roomkit-tests-desk-")
+atexit.register(shutil.rmtree, _DESK_DATA, ignore_errors=True)
 
 settings.register_profile(
     "ci",
