@@ -31,7 +31,7 @@ from roomkit.auth.access import Access
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
-from roomkit.core.failed_turns import MESSAGE_NAME, FailedTurn, fail_turns_of, failed_turn
+from roomkit.core.failed_turns import MESSAGE_NAME, failed_turn, record_failure, resend_text
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import end_turns_of as end_message_turns
 from roomkit.core.store import turn_journal
@@ -257,10 +257,7 @@ class TurnFailure:
 
     def __str__(self) -> str:
         if self.recorded:
-            return (
-                f"{self.what} was recorded but not handled: its turn failed ({self.error}); "
-                "send it again as a new message"
-            )
+            return resend_text(self.what, self.error)
         return f"{self.what} was not recorded, nor handled ({self.error}): send it again"
 
 
@@ -312,13 +309,13 @@ def run_turns(
     A message answers none of its sender's open requests, whatever its text: each starts
     turns. A turn that fails is logged on ``logger`` and the next one runs: the task itself
     never fails of it. The caller is told to send the failed message again, so a message
-    recorded before its turn failed is not left in a durable store's journal either: no
-    restart's ``resume_pending`` runs it a second time, and no follower (:func:`turn_owed`)
-    waits for it. Its turns end recording the failure
-    (:mod:`roomkit.core.failed_turns`; on a room store that keeps no journal, an event of
-    the ``agent`` channel records it), so that a follower in another process, or a run
-    replaying the answer the turn went on with, tells its caller the same
-    (:func:`failures_told`). Each message is recorded with what the log
+    recorded before its turn failed is not left in a durable store's journal either:
+    ``process_inbound`` ends its turns recording the failure (:mod:`roomkit.core.failed_turns`;
+    on a room store that keeps no journal, an event of the ``agent`` channel records it
+    here), so that no restart's ``resume_pending`` runs it a second time, no follower
+    (:func:`turn_owed`) waits for it, and a follower in another process, or a run replaying
+    the answer the turn went on with, tells its caller the same (:func:`failures_told`).
+    Each message is recorded with what the log
     calls it (its metadata's ``MESSAGE_NAME``), so that a turn of it re-driven after a
     restart fails under the same name. ``on_recorded`` is called with each message's event
     once the room store has it (``process_inbound``'s).
@@ -341,7 +338,14 @@ def run_turns(
                 failure = TurnFailure(what, bool(recorded), type(error).__name__)
                 failures.append(failure)
                 if recorded:
-                    await _forget_failed(kit, recorded[0], failure, agent, logger)
+                    try:
+                        await record_failure(
+                            kit.store, recorded[0], failure.error, channel_id=agent
+                        )
+                    except Exception:
+                        logger.exception(
+                            "The failure of %s is missing from the room's history", what
+                        )
         return failures
 
     task = asyncio.get_running_loop().create_task(run(), name=name)
@@ -357,20 +361,6 @@ def _noted(
     recorded.append(event)
     if then is not None:
         then(event)
-
-
-async def _forget_failed(
-    kit: RoomKit, event: RoomEvent, failure: TurnFailure, agent: str, logger: logging.Logger
-) -> None:
-    """End the journal's open turns of the failed message ``event`` as failed, ``failure``
-    recorded with each (a follower in another process tells it as this one does), or in
-    an event of ``agent`` on a store that keeps no journal; a store that cannot be reached
-    keeps them (a restart re-drives them), which is logged."""
-    failed = FailedTurn(failure.what, failure.error, event.sender_id, str(failure))
-    try:
-        await fail_turns_of(kit.store, event, failed, channel_id=agent)
-    except Exception:
-        logger.exception("The failed turn of %s stays in the room store's journal", failure.what)
 
 
 async def held_requests(

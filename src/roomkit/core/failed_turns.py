@@ -40,10 +40,11 @@ __all__ = [
     "ends_failed_turn",
     "fail_turn",
     "fail_turns",
-    "fail_turns_of",
     "failed_turn",
     "failure_event",
     "message_name",
+    "record_failure",
+    "resend_text",
 ]
 
 logger = logging.getLogger("roomkit.framework")
@@ -71,12 +72,17 @@ class FailedTurn:
     @classmethod
     def told(cls, what: str, error: str, sender: str) -> FailedTurn:
         """The failure of the message ``what`` with the error named ``error``, telling the
-        caller to send the message again."""
-        message = (
-            f"{what} was recorded but not handled: its turn failed ({error}); "
-            "send it again as a new message"
-        )
-        return cls(what, error, sender, message)
+        caller to send the message again (:func:`resend_text`)."""
+        return cls(what, error, sender, resend_text(what, error))
+
+
+def resend_text(what: str, error: str) -> str:
+    """What the caller is told when the turn of its recorded message ``what`` failed with
+    the error named ``error``: to send the message again."""
+    return (
+        f"{what} was recorded but not handled: its turn failed ({error}); "
+        "send it again as a new message"
+    )
 
 
 def message_name(event: RoomEvent) -> str:
@@ -126,25 +132,22 @@ def failed_turn(event: RoomEvent) -> FailedTurn | None:
     return FailedTurn(what, error, sender, event.content.body)
 
 
-async def fail_turns_of(
-    store: RoomStore, message: RoomEvent, failure: FailedTurn, *, channel_id: str
+async def record_failure(
+    store: RoomStore, message: RoomEvent, error: str, *, channel_id: str
 ) -> None:
-    """End the journal's open turns that ``message`` started as failed: each with an event
-    of its channel recording ``failure`` in the room's history, in the write that ends it.
-    A room store that keeps no journal gets the event of ``channel_id`` (the agent that ran
-    the turns) appended: no other process follows the room, but a caller sending the same
-    answer again reads the failure there, as on a durable store.
+    """Record that the turns of ``message`` failed with the error named ``error`` on a room
+    store that keeps no journal: the event of ``channel_id`` (the agent that ran the turns)
+    recording the failure is appended to the room, so that a caller sending the same answer
+    again reads the failure there, as on a durable store. A turn journal ended the turns
+    recording it as they failed (:func:`fail_turns`): nothing to do there.
 
     Raises:
-        StoreUnavailableError: the store cannot be reached (the turns stay open).
+        StoreUnavailableError: the store cannot be reached (nothing is recorded).
     """
-    journal = turn_journal(store)
-    if journal is None:
-        await store.add_event(failure_event(message.room_id, channel_id, failure))
+    if turn_journal(store) is not None:
         return
-    for turn in await journal.open_turns():
-        if turn.state.get("message_id") == message.id and turn.room_id == message.room_id:
-            await _end_failed(journal, turn, failure)
+    failure = FailedTurn.told(message_name(message), error, message.sender_id)
+    await store.add_event(failure_event(message.room_id, channel_id, failure))
 
 
 async def fail_turn(journal: TurnJournal, turn: OpenTurn, error: BaseException) -> None:

@@ -44,15 +44,8 @@ from roomkit.core.exceptions import (
     RequestSettledError,
     UnknownRequestError,
 )
-from roomkit.core.failed_turns import (
-    MESSAGE_NAME,
-    FailedTurn,
-    failed_turn,
-    failure_event,
-    message_name,
-)
+from roomkit.core.failed_turns import MESSAGE_NAME, failed_turn, message_name, record_failure
 from roomkit.core.framework import RoomKit
-from roomkit.core.store import turn_journal
 from roomkit.desk.answers import settled_detail
 from roomkit.desk.auth import Principal
 from roomkit.desk.hub import DeskHub
@@ -304,15 +297,13 @@ def chat_router(
         """Tell the room the turn of the message ``event`` failed (send it again). A turn
         journal ended the message's turns recording the failure; a room store without one
         gets the failure from here, so that the history tells it too."""
-        if turn_journal(kit.store) is None:
-            failure = FailedTurn.told(message_name(event), error, event.sender_id)
-            try:
-                await kit.store.add_event(failure_event(event.room_id, channel.channel_id, failure))
-            except Exception:
-                logger.exception(
-                    "The failed turn of a chat message in room %s is missing from its history",
-                    event.room_id,
-                )
+        try:
+            await record_failure(kit.store, event, error, channel_id=channel.channel_id)
+        except Exception:
+            logger.exception(
+                "The failed turn of a chat message in room %s is missing from its history",
+                event.room_id,
+            )
         await hub.publish_room_message(event.room_id, failed_view(event, error))
 
     @router.post(
