@@ -33,7 +33,6 @@ from roomkit.auth.principal import Principal
 from roomkit.channels.base import TransportChannel
 from roomkit.core.failed_turns import MESSAGE_NAME, failed_turn, record_failure, resend_text
 from roomkit.core.framework import RoomKit
-from roomkit.core.store import end_turns_of as end_message_turns
 from roomkit.core.store import turn_journal
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInput
@@ -234,14 +233,6 @@ async def turn_owed(kit: RoomKit, room_id: str, agent: str) -> Owed:
     if any(kit.leases.running(turn) for turn in owed):
         return Owed.RUNNING
     return Owed.STRANDED
-
-
-async def end_turns_of(kit: RoomKit, message_id: int, *, room_id: str | None = None) -> None:
-    """Forget the journal's open turns that the message ``message_id`` started (in
-    ``room_id``, when given), once they were cut on purpose or failed: ``resume_pending()``
-    must not run them again, nor a follower (:func:`turn_owed`) wait for them. Nothing to do
-    on a room store that keeps no journal."""
-    await end_message_turns(kit.store, message_id, room_id=room_id)
 
 
 @dataclass(frozen=True)

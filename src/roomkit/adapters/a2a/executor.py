@@ -49,7 +49,6 @@ from roomkit.adapters._feed import (
     RoomLocks,
     TurnFailure,
     drained,
-    end_turns_of,
     failures_of,
     failures_told,
     held_requests,
@@ -67,6 +66,7 @@ from roomkit.adapters.a2a._shown import record_shown, shown_in
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.framework import RoomKit
+from roomkit.core.store import end_turns_of
 from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
@@ -216,7 +216,7 @@ class RoomKitExecutor(AgentExecutor):
         message_id = self._task_messages.pop(task_id, None)
         if message_id is not None:
             # Cut on purpose: a durable room store's journal must not keep it owed.
-            await end_turns_of(self.kit, message_id)
+            await end_turns_of(self.kit.store, message_id)
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext
