@@ -164,10 +164,10 @@ async def test_listing_is_newest_first_by_tool_and_state(
 
 
 @pytest.mark.parametrize("tool", ["pa\x00y", "\x00"])
-async def test_a_tool_name_no_store_can_hold_lists_no_grant(
+async def test_a_tool_name_holding_a_nul_lists_no_other_tools_grant(
     grant_stores: GrantStores, tool: str
 ) -> None:
-    """A NUL in the tool asked for (``?tool=%00`` on the desk) names no tool: nothing."""
+    """A NUL in the tool asked for (``?tool=%00`` on the desk) names another tool: nothing."""
     grants = grant_stores()
     await grants.add(_grant("g-a"))
     assert await grants.list(tool=tool) == []

@@ -166,14 +166,6 @@ class SQLRooms(Opened):
 
     # -- history -------------------------------------------------------------------------------
 
-    def _event_params(self, event: RoomEvent) -> tuple[Any, ...]:
-        """The parameters that insert ``event`` (a store whose text holds less changes them)."""
-        return rows.event_params(event)
-
-    def _event_from(self, row: Any) -> RoomEvent:
-        """The event a row of the history holds, as :meth:`_event_params` wrote it."""
-        return rows.event_from(row)
-
     async def add_event(self, event: RoomEvent) -> None:
         """Append an event to its room's history; it keeps its id.
 
@@ -181,7 +173,7 @@ class SQLRooms(Opened):
             KeyError: no such room.
             TypeError: the metadata is not JSON-ready.
         """
-        params = self._event_params(event)
+        params = rows.event_params(event)
         await self._write(self._sql.insert_event, params, missing=no_room(event.room_id))
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
@@ -193,7 +185,7 @@ class SQLRooms(Opened):
         if limit <= 0:
             return []
         found = await self._read(self._sql.list_events, (room_id, limit, max(offset, 0)))
-        return [self._event_from(r) for r in found]
+        return [rows.event_from(r) for r in found]
 
     async def recent_events(self, room_id: str, limit: int) -> list[RoomEvent]:
         """The last ``limit`` events of the room, oldest first (an index read of ``limit``).
@@ -204,7 +196,7 @@ class SQLRooms(Opened):
         if limit <= 0:
             return []
         newest_first = await self._read(self._sql.recent_events, (room_id, limit))
-        return [self._event_from(r) for r in reversed(newest_first)]
+        return [rows.event_from(r) for r in reversed(newest_first)]
 
     # -- turn journal --------------------------------------------------------------------------
 
@@ -215,7 +207,7 @@ class SQLRooms(Opened):
             KeyError: no such room (nothing is written).
             TypeError: the metadata or a turn's state is not JSON-ready.
         """
-        params = self._event_params(event)
+        params = rows.event_params(event)
         begun = [rows.turn_params(turn) for turn in turns]
         async with self._transaction(no_room(event.room_id)) as run:
             await run(self._sql.insert_event, params)
@@ -261,7 +253,7 @@ class SQLRooms(Opened):
             KeyError: the reply's room does not exist (nothing is written).
             TypeError: the reply's metadata is not JSON-ready.
         """
-        params = None if reply is None else self._event_params(reply)
+        params = None if reply is None else rows.event_params(reply)
         missing = no_room(reply.room_id if reply is not None else "")
         async with self._transaction(missing) as run:
             if not await run(self._sql.delete_turn, (turn_id,)):

@@ -7,7 +7,9 @@ processes starting together do not race on it); a table made with 32-bit counts
 ``max_uses`` a scope takes (up to 2^53). A use is one ``UPDATE ... WHERE``
 (unrevoked, unexpired, not used up) ``RETURNING``: the row's lock makes it a check-and-set
 among every process. Time is the store's: the server's clock as the statement runs, unless
-the store was given a ``clock=``.
+the store was given a ``clock=``. PostgreSQL text holds no NUL: a tool or a revoker's name
+holding one is stored escaped (:func:`~roomkit.stores.postgres._schema.stored`) and read
+back as given, as a request's texts are.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from roomkit.stores.grants import COLUMNS, Grant, ListingGrants, check_grant_id, grant_from_row
+from roomkit.stores.postgres._schema import read_back, stored
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -89,7 +92,7 @@ class PostgresGrants(ListingGrants):
                 return []
             if cursor.description is None:
                 return [cursor.rowcount]
-            return list(await cursor.fetchall())
+            return [_as_given(row) for row in await cursor.fetchall()]
 
     async def add(self, grant: Grant) -> Grant:
         from psycopg.errors import UniqueViolation
@@ -101,7 +104,7 @@ class PostgresGrants(ListingGrants):
                 f"{_NOW}, %(body)s) RETURNING {COLUMNS}",
                 {
                     "id": grant.grant_id,
-                    "tool": grant.tool,
+                    "tool": stored(grant.tool),
                     "expires": grant.expires_at,
                     "max": grant.max_uses,
                     "uses": grant.uses,
@@ -124,10 +127,6 @@ class PostgresGrants(ListingGrants):
     async def _newest(
         self, tool: str | None, live: bool, limit: int | None
     ) -> builtins.list[Grant]:
-        if tool is not None and "\x00" in tool:
-            # PostgreSQL text holds no NUL, so no grant's tool has one (and the server
-            # would refuse the parameter).
-            return []
         where = ["(%(tool)s::text IS NULL OR tool = %(tool)s::text)"]
         if live:
             where.append(self._live)
@@ -135,7 +134,7 @@ class PostgresGrants(ListingGrants):
         rows = await self._rows(
             f"SELECT {COLUMNS} FROM {self._table} WHERE {' AND '.join(where)} "
             f"ORDER BY created_at DESC, grant_id{cut}",
-            {"tool": tool, "now": self._now()},
+            {"tool": stored(tool), "now": self._now()},
         )
         return [grant_from_row(row) for row in rows]
 
@@ -143,7 +142,7 @@ class PostgresGrants(ListingGrants):
         rows = await self._rows(
             f"UPDATE {self._table} SET revoked_at = {_NOW}, revoked_by = %(by)s "
             "WHERE grant_id = %(id)s AND revoked_at IS NULL",
-            {"id": check_grant_id(grant_id), "by": by, "now": self._now()},
+            {"id": check_grant_id(grant_id), "by": stored(by), "now": self._now()},
         )
         return bool(rows and rows[0])
 
@@ -162,7 +161,7 @@ class PostgresGrants(ListingGrants):
         """
         cursor = await db.execute(self._use, self._using(grant_id))
         row = await cursor.fetchone()
-        return None if row is None else grant_from_row(row)
+        return None if row is None else grant_from_row(_as_given(row))
 
     @property
     def _use(self) -> str:
@@ -173,3 +172,8 @@ class PostgresGrants(ListingGrants):
 
     def _using(self, grant_id: str) -> dict[str, Any]:
         return {"id": check_grant_id(grant_id), "now": self._now()}
+
+
+def _as_given(row: Any) -> tuple[Any, ...]:
+    """A row of the table with its texts as they were given (see :func:`stored`)."""
+    return tuple(read_back(value) for value in row)

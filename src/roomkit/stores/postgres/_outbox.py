@@ -8,12 +8,19 @@ read from its body, so a lane's claim passes over the due rows of the lanes in f
 that are not being served (the index of due times is the version-3 table's). The store's
 own purge drops what is done (:meth:`PostgresOutbox.purge`, on the connection it purges
 with).
+
+PostgreSQL text holds no NUL, and its JSON operators (the lane's) refuse the ``\\u0000``
+that spells one in JSON: an item's id, and each text in its body, holding one (a delivery to
+a person whose id has one) is stored escaped
+(:func:`~roomkit.stores.postgres._schema.stored`) and read back as given, as a request's
+texts are; a lane is looked up escaped the same way.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.stores._checks import seconds
@@ -26,6 +33,7 @@ from roomkit.stores.outbox import (
     OutboxItem,
     item_from_row,
 )
+from roomkit.stores.postgres._schema import read_back, stored
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -92,22 +100,23 @@ class PostgresOutbox(ClaimingOutbox):
         if lanes is None:
             rows = await self._rows(self._claim, parameters)
         else:
-            parameters.update(lanes=list(lanes), rooms=[max(0, room) for room in lanes.values()])
+            named = [stored(lane) for lane in lanes]
+            parameters.update(lanes=named, rooms=[max(0, room) for room in lanes.values()])
             rows = await self._rows(self._claim_lanes, parameters)
-        return [item_from_row(row) for row in rows]
+        return [_item(row) for row in rows]
 
     async def renew(self, item_id: str, owner: str, until: float) -> bool:
         statement = (
             f"UPDATE {self._table} SET due = %s WHERE item_id = %s AND owner = %s AND NOT done"
         )
-        return await self._count(statement, (until, item_id, owner)) > 0
+        return await self._count(statement, (until, stored(item_id), owner)) > 0
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
         text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))
         statement = (
             f"UPDATE {self._table} SET done = true, receipt = %s, owner = NULL WHERE item_id = %s"
         )
-        await self._count(statement, (text, item_id))
+        await self._count(statement, (text, stored(item_id)))
 
     async def postpone(
         self, item_id: str, due: float, receipt: dict[str, Any] | None = None
@@ -117,19 +126,19 @@ class PostgresOutbox(ClaimingOutbox):
             f"UPDATE {self._table} SET due = %s, attempts = attempts + 1, owner = NULL, "
             "receipt = coalesce(%s, receipt) WHERE item_id = %s AND NOT done"
         )
-        await self._count(statement, (due, text, item_id))
+        await self._count(statement, (due, text, stored(item_id)))
 
     async def items_for(self, pending_id: str) -> list[OutboxItem]:
         statement = (
             f"SELECT {COLUMNS} FROM {self._table} WHERE pending_id = %s ORDER BY created, item_id"
         )
-        return [item_from_row(row) for row in await self._rows(statement, (pending_id,))]
+        return [_item(row) for row in await self._rows(statement, (pending_id,))]
 
     async def next_due(self, lanes: Collection[str] | None = None) -> float | None:
         if lanes is None:
             rows = await self._rows(f"SELECT MIN(due) FROM {self._table} WHERE NOT done")
         else:
-            rows = await self._rows(self._first, (list(lanes),))
+            rows = await self._rows(self._first, ([stored(lane) for lane in lanes],))
         return None if not rows or rows[0][0] is None else float(rows[0][0])
 
     async def unended(self) -> list[str]:
@@ -155,7 +164,41 @@ async def add_items(db: AsyncConnection[Any], schema: str, items: Sequence[Outbo
         cursor = await db.execute(
             f'INSERT INTO "{schema}".roomkit_outbox (item_id, pending_id, due, body, attempts, '
             "created) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (item_id) DO NOTHING",
-            (i.item_id, i.pending_id, i.due, i.encoded_body(), i.attempts, i.created),
+            (stored(i.item_id), i.pending_id, i.due, _body_text(i), i.attempts, i.created),
         )
         new += cursor.rowcount
     return new
+
+
+def _body_text(item: OutboxItem) -> str:
+    """The item's body as the table holds it: JSON without a ``\\u0000`` in it."""
+    text = item.encoded_body()
+    if "\\u000" not in text:  # no text holds a NUL, nor starts as an escaped one
+        return text
+    return json.dumps(_texts(item.body, stored), separators=(",", ":"), sort_keys=True)
+
+
+def _item(row: Sequence[Any]) -> OutboxItem:
+    """The item a row of :data:`COLUMNS` holds, its id and its body as they were given."""
+    item = item_from_row(row)
+    escaped = "\\u0001" in row[3]
+    if not escaped and not row[0].startswith("\x01"):
+        return item
+    body = _texts(item.body, _as_given) if escaped else item.body
+    return dataclasses.replace(item, item_id=_as_given(row[0]), body=body)
+
+
+def _texts(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (JSON-ready) with ``change`` applied to each text in it, keys included."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {change(key): _texts(inner, change) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_texts(inner, change) for inner in value]
+    return value
+
+
+def _as_given(text: str) -> str:
+    given = read_back(text)
+    return given if isinstance(given, str) else text

@@ -20,6 +20,7 @@ Needs the ``postgres`` extra (``pip install -e '.[postgres]'`` in roomkit's chec
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -29,8 +30,6 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from roomkit.models.event_ids import has_event_node, reserve_event_ids
-from roomkit.models.room import RoomEvent
-from roomkit.stores import _sql_rows as rows
 from roomkit.stores._sql_rooms import Run, SQLRooms
 from roomkit.stores._url import request_store
 from roomkit.stores.postgres._dsn import check_schema_name, store_target
@@ -155,28 +154,13 @@ class PostgresRoomStore(SQLRooms):
             node = None if taken is None else int(taken[0])
         reserve_event_ids(int(row[0]) if row is not None else 0, node=node)
 
-    def _event_params(self, event: RoomEvent) -> tuple[Any, ...]:
-        # PostgreSQL text holds no NUL: a message or a reply holding one (a client's text, a
-        # model's) is stored escaped, as a request's answer is, not refused with its turn.
-        params = rows.event_params(event)
-        return (*params[:4], stored(params[4]), stored(params[5]), *params[6:])
-
-    def _event_from(self, row: Any) -> RoomEvent:
-        return rows.event_from((*row[:4], read_back(row[4]), read_back(row[5]), *row[6:]))
-
     async def _read(self, statement: str, params: Any = ()) -> list[Any]:
-        if any(isinstance(param, str) and "\x00" in param for param in params):
-            # PostgreSQL text holds no NUL, so no stored id has one (and the server would
-            # refuse the parameter): an id from the network, a chat route's room, finds
-            # nothing.
-            return []
         return await self._write(statement, params)
 
     async def _write(self, statement: str, params: Any, *, missing: str = "") -> list[Any]:
         try:
             async with self._link.connection() as db:
-                cursor = await db.execute(statement, params)
-                return list(await cursor.fetchall()) if cursor.description else []
+                return await _run(db, statement, params)
         except psycopg.errors.ForeignKeyViolation:
             raise KeyError(missing) from None
 
@@ -184,11 +168,27 @@ class PostgresRoomStore(SQLRooms):
     async def _transaction(self, missing: str) -> AsyncIterator[Run]:
         try:
             async with self._link.connection() as db, db.transaction():
-
-                async def run(statement: str, params: Any) -> list[Any]:
-                    cursor = await db.execute(statement, params)
-                    return list(await cursor.fetchall()) if cursor.description else []
-
-                yield run
+                yield functools.partial(_run, db)
         except psycopg.errors.ForeignKeyViolation:
             raise KeyError(missing) from None
+
+
+async def _run(db: AsyncConnection[Any], statement: str, params: Any) -> list[Any]:
+    """Run one statement on ``db``; its rows, each text as it was given.
+
+    PostgreSQL text holds no NUL: every text, an id as much as a message (a sender, a room,
+    a participant's name, a turn's actor), is stored escaped when it holds one, as a
+    request's texts are, and read back as given; a lookup escapes its key the same way.
+    """
+    cursor = await db.execute(statement, tuple(_escaped(param) for param in params))
+    if cursor.description is None:
+        return []
+    return [tuple(read_back(value) for value in row) for row in await cursor.fetchall()]
+
+
+def _escaped(param: Any) -> Any:
+    if isinstance(param, str):
+        return stored(param)
+    if isinstance(param, list):  # the ids of a renewal, given as one array
+        return [stored(item) if isinstance(item, str) else item for item in param]
+    return param

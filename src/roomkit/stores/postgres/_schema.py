@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._records import APPROVAL_FIELDS, FIELDS, FIRST_FIELDS, QUORUM_FIELDS, decode
@@ -363,6 +363,12 @@ _ESCAPED = "\x01"
 """Starts a text stored as JSON: PostgreSQL text holds no NUL character."""
 
 
+@overload
+def stored(value: str) -> str: ...
+@overload
+def stored(value: None) -> None: ...
+@overload
+def stored(value: str | None) -> str | None: ...
 def stored(value: str | None) -> str | None:
     """``value`` as PostgreSQL text: as it is, or, when it holds a NUL (or starts with the
     escape), the escape followed by its JSON (which spells NUL ``\\u0000``)."""

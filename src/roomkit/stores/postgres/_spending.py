@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from roomkit.stores._ledger import check_entries, check_until, spent_time
 from roomkit.stores.postgres._part import Part
+from roomkit.stores.postgres._schema import read_back, stored
 from roomkit.stores.postgres._text import ledger_entry
 
 __all__ = ["Spending"]
@@ -55,11 +56,11 @@ class Spending(Part):
 
     async def read_spent(self, entries: Collection[str]) -> dict[str, float]:
         """The unexpired entries among ``entries``, each with the time it was spent."""
-        wanted = [entry for entry in check_entries(entries) if "\x00" not in entry]
+        wanted = [stored(entry) for entry in check_entries(entries)]
         if not wanted:
             return {}
         await self.ready()
         async with self.link.connection() as db:
             cursor = await db.execute(self.sql.ledger_read, (wanted, self.clock()))
             rows = await cursor.fetchall()
-        return {str(entry): spent_time(spent_at) for entry, spent_at in rows}
+        return {str(read_back(entry)): spent_time(spent_at) for entry, spent_at in rows}

@@ -1,8 +1,8 @@
 """What PostgreSQL text cannot hold, and a settle as the Postgres store records it.
 
-PostgreSQL ``text`` has no NUL character: an id, a token or a ledger entry holding one is
-refused (:func:`check_nul`); an answer, a reason or a name is stored escaped instead
-(:func:`~roomkit.stores.postgres._schema.stored`).
+PostgreSQL ``text`` has no NUL character: a request's id or a settle token holding one is
+refused (:func:`check_nul`); an answer, a reason, a name or a ledger entry is stored escaped
+instead (:func:`~roomkit.stores.postgres._schema.stored`).
 """
 
 from __future__ import annotations
@@ -48,12 +48,10 @@ def check_nul(fields: dict[str, Any]) -> None:
 
 
 def ledger_entry(entry: str) -> str:
-    """``entry`` as a ledger entry PostgreSQL can hold.
+    """``entry`` as the ledger's table holds it (escaped when it holds a NUL).
 
     Raises:
         TypeError, ValueError: it is no ledger entry.
-        InvalidTextError: it holds a NUL.
+        InvalidTextError: it holds a lone surrogate.
     """
-    entry = check_entry(entry)
-    check_nul({"entry": entry})
-    return entry
+    return stored(check_entry(entry))

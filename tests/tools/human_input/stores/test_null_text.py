@@ -15,6 +15,7 @@ from tests.tools.human_input.stores.store_kit import (
 )
 
 from roomkit.stores.base import PendingChange
+from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
 TEXTS = pytest.mark.parametrize(
@@ -78,6 +79,37 @@ async def test_wait_returns_a_nul_answer_on_every_store(backend: Backend, text: 
         request = await handler.create("AskUserQuestion", {"question": "Colour?"})
         assert await handler.aresolve(request.pending_id, text)
         assert await handler.wait(request.pending_id, timeout=5) == text
+        await handler.close()
+        if store is not None:
+            await store.close()
+
+
+async def test_a_ledger_entry_holding_a_nul_is_spent_once(store: Store) -> None:
+    entry = "shown:\x00"
+
+    assert await store.spend_once(entry, until=None)
+
+    assert not await store.spend_once(entry, until=None)
+    assert list(await store.read_spent([entry, "shown:"])) == [entry]
+    await store.refund_spent(entry)
+    assert await store.read_spent([entry]) == {}
+    await store.record_spent(entry, until=None)
+    assert list(await store.read_spent([entry])) == [entry]
+
+
+async def test_an_approver_whose_id_holds_a_nul_is_added_and_decides(backend: Backend) -> None:
+    """The memory store and every durable store, through the handler."""
+    for store in (None, backend.make()):
+        handler = HumanInputHandler() if store is None else HumanInputHandler(store=store)
+        request = await handler.create_approval("Deploy", {"env": "prod"}, approvers=["bob"])
+
+        assert await handler.add_approvers(request.pending_id, ["car\x00ol"], by="bob")
+
+        added = await handler.get_request(request.pending_id)
+        assert added is not None
+        assert added.approvers == ("bob", "car\x00ol")
+        assert await handler.aresolve(request.pending_id, approve(), by="car\x00ol")
+        assert await handler.wait(request.pending_id, timeout=5) == approve()
         await handler.close()
         if store is not None:
             await store.close()

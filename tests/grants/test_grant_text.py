@@ -1,0 +1,66 @@
+"""A grant whose tool, scope or people hold a NUL is made, covers and is revoked on every
+store (PostgreSQL text holds no NUL as it is)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.grants.conftest import HandlerMaker
+from tests.grants.test_grant_flow import PAY_SCHEMA
+
+from roomkit import PendingInputStatus
+from roomkit.policy.grants import GrantScope, approve_and_grant
+from roomkit.tools.human_input import HumanInputHandler
+
+TOOL = "pa\x00y"
+PAY = {"to": "b\x00ob", "amount": 40}
+
+
+async def held(handler: HumanInputHandler, arguments: dict[str, Any]) -> Any:
+    """The approval of a call of :data:`TOOL` by an actor, in a room, both holding a NUL."""
+    return await handler.create_approval(
+        TOOL,
+        arguments,
+        approvers=("ann",),
+        tool_schema=PAY_SCHEMA,
+        room_id="r\x00",
+        channel_id="agent",
+        actor_id="agent\x00",
+        timeout=600,
+    )
+
+
+async def test_a_grant_on_a_tool_whose_name_holds_a_nul_covers_its_calls(
+    handlers: HandlerMaker,
+) -> None:
+    handler = handlers()
+    first = await held(handler, PAY)
+    narrow = {"properties": {"to": {"const": "b\x00ob"}, "amount": {"maximum": 100}}}
+    scope = GrantScope(expires_in=3600, schema=narrow, for_room=True)
+
+    accepted, grant = await approve_and_grant(handler, first.pending_id, scope, by="ann")
+
+    assert accepted
+    assert grant is not None
+    assert (grant.tool, grant.actor_id, grant.room_id) == (TOOL, "agent\x00", "r\x00")
+    again = handlers()
+    assert [g.grant_id for g in await again.grants.list(tool=TOOL, live=True)] == [grant.grant_id]
+    assert (await again.grants.get(grant.grant_id)) == grant
+    assert (
+        await held(again, {"to": "b\x00ob", "amount": 99})
+    ).status is PendingInputStatus.RESOLVED
+    assert (await held(again, {"to": "bob", "amount": 1})).status is PendingInputStatus.PENDING
+
+
+async def test_a_grant_revoked_by_a_name_holding_a_nul_says_who(handlers: HandlerMaker) -> None:
+    handler = handlers()
+    first = await held(handler, PAY)
+    _, grant = await approve_and_grant(handler, first.pending_id, GrantScope(60), by="ann")
+    assert grant is not None
+
+    assert await handler.grants.revoke(grant.grant_id, by="admin\x00")
+
+    revoked = await handlers().grants.get(grant.grant_id)
+    assert revoked is not None
+    assert revoked.revoked_by == "admin\x00"
+    assert await handler.grants.list(tool=TOOL, live=True) == []
