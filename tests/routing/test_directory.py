@@ -65,6 +65,42 @@ def test_a_delegation_to_oneself_or_without_a_timezone_is_refused() -> None:
         Delegation(to="bob", starts=JAN, ends=DEC)
 
 
+def test_a_person_who_is_their_own_manager_is_refused() -> None:
+    """An escalation to them would reach no one new, and tell them it was escalated."""
+    with pytest.raises(ValueError, match=r"^Directory: 'alice' is their own manager: leave"):
+        Directory({"alice": Person(manager="alice")})
+
+
+def test_managers_that_lead_back_are_refused_naming_the_cycle() -> None:
+    people = {"ann": Person(manager="alice"), "alice": Person(manager="bob")}
+    with pytest.raises(ValueError, match=r"managers make a cycle \(alice -> bob -> alice\)"):
+        Directory({**people, "bob": Person(manager="alice")})
+    with pytest.raises(ValueError, match="'bob' is their own manager"):
+        Directory({**people, "bob": Person(manager="bob")})
+    # A chain of managers ending with someone the directory does not list is fine.
+    assert len(Directory({**people, "bob": Person(manager="carol")})) == 3
+
+
+class _NobodyOnCall:
+    async def on_call_at(self, at: datetime) -> str | None:
+        return None
+
+
+@pytest.mark.parametrize("name", ["k\x00yc", "kyc\n", "k\x1b[2Jyc", " kyc"])
+def test_a_group_name_that_is_no_actor_name_is_refused(name: str) -> None:
+    """A role's or a schedule's name travels in approvers, logs and histories."""
+    with pytest.raises(ValueError, match=r"^Directory: the role name '.*' (holds|starts)"):
+        Directory(roles={name: Role(members=["dan"])})
+    with pytest.raises(
+        ValueError, match=r"^Directory: the on-call schedule name '.*' (hold|start)"
+    ):
+        Directory(on_call={name: _NobodyOnCall()})
+    with pytest.raises(ValueError, match=r"role\(\) takes the group's name"):
+        role(name)
+    with pytest.raises(ValueError, match=r"on_call\(\) takes the group's name"):
+        on_call(name)
+
+
 def test_a_chain_covers_only_what_every_link_covers() -> None:
     directory = Directory(
         {

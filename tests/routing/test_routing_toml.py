@@ -79,6 +79,23 @@ ends = 2026-12-06T09:00:00Z
         load(tmp_path, text)
 
 
+def test_a_cycle_of_managers_in_the_file_names_it(tmp_path: Path) -> None:
+    text = '[people.mallory]\nmanager = "alice"\n'
+    with pytest.raises(NotifyConfigError, match=r"cycle \(alice -> mallory -> alice\)") as raised:
+        load(tmp_path, text)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_group_named_with_a_control_character_is_refused(tmp_path: Path) -> None:
+    """Told with the name escaped, never with the control character itself."""
+    for text in ('[roles."k\\u0000yc"]\nmembers = ["dan"]\n', '[roles."kyc\\n"]\nbad = 1\n'):
+        with pytest.raises(NotifyConfigError) as raised:
+            load(tmp_path, text)
+        said = str(raised.value)
+        assert "\\x00" in said or "\\n" in said, said
+        assert said.isprintable(), said
+
+
 def test_a_time_without_its_offset_is_refused(tmp_path: Path) -> None:
     text = """
 [[people.alice.delegations]]

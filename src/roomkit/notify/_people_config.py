@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 from roomkit._extras import extra_missing
+from roomkit.auth.names import actor_name_problem
 from roomkit.notify._header_values import token_of
 from roomkit.people import Delegation, OnCallSource, Role
 from roomkit.routing.pagerduty import API
@@ -106,7 +107,7 @@ def roles(reader: Reader, value: object) -> dict[str, Role]:
     """The ``[roles.NAME]`` tables."""
     found: dict[str, Role] = {}
     for name, table in reader.table(value, "roles").items():
-        where = f"[roles.{name}]"
+        where = _section("roles", name)
         reader.known(reader.table(table, where), where, _ROLE)
         members = table.get("members")
         if not isinstance(members, list) or not members:
@@ -126,7 +127,7 @@ def on_call(reader: Reader, value: object, folder: Path) -> dict[str, OnCallSour
     file is read now, so that a wrong one is told before anything runs."""
     found: dict[str, OnCallSource] = {}
     for name, table in reader.table(value, "on_call").items():
-        where = f"[on_call.{name}]"
+        where = _section("on_call", name)
         reader.known(reader.table(table, where), where, _ON_CALL)
         ical = reader.text(table, where, "ical")
         schedule = reader.text(table, where, "pagerduty_schedule")
@@ -158,6 +159,14 @@ def on_call(reader: Reader, value: object, folder: Path) -> dict[str, OnCallSour
         except ValueError as error:
             reader.fail(where, str(error))
     return found
+
+
+def _section(kind: str, name: str) -> str:
+    """Where the table ``[kind.name]`` is, its name escaped (and cut short) when it is no
+    actor name (the directory refuses it), so that no message carries its control
+    characters."""
+    shown = name if actor_name_problem(name) is None else repr(name)[:40]
+    return f"[{kind}.{shown}]"
 
 
 def _missing(extra: str, error: ImportError) -> str:

@@ -1,9 +1,10 @@
 """The directory: actor ids to :class:`Person` entries, the roles, the on-call schedules.
 
-It is checked whole when it is built: every name is an actor name, and at no moment do the
-delegations in force make a cycle (Alice to Bob to Alice) or a chain longer than
-``max_chain`` links. Whether a delegation holds is asked with a moment: the directory has
-no clock of its own, the handler routing a request passes its own.
+It is checked whole when it is built: every name is an actor name (a role's and a
+schedule's too), no one's managers lead back to them, and at no moment do the delegations
+in force make a cycle (Alice to Bob to Alice) or a chain longer than ``max_chain`` links.
+Whether a delegation holds is asked with a moment: the directory has no clock of its own,
+the handler routing a request passes its own.
 """
 
 from __future__ import annotations
@@ -65,9 +66,10 @@ class Directory:
         max_chain: the most delegations a request passes through.
 
     Raises:
-        ValueError: a name is not an actor name; a role or schedule has no name; someone
-            delegates to themselves; the delegations in force at some moment make a cycle or
-            a chain longer than ``max_chain``.
+        ValueError: a name is not an actor name; a role or schedule has no name, or one
+            that is no actor name; someone is their own manager, or the managers make a
+            cycle; someone delegates to themselves; the delegations in force at some moment
+            make a cycle or a chain longer than ``max_chain``.
         TypeError: an entry is not a :class:`Person`, a role not a :class:`Role`, a
             schedule not an :class:`OnCallSource`.
     """
@@ -117,6 +119,13 @@ class Directory:
             for name in names:
                 if not isinstance(name, str) or not name.strip():
                     raise ValueError(f"Directory: a {kind} is named by text, not {_shown(name)}")
+                problem = actor_name_problem(name)
+                if problem is not None:
+                    # The name travels in approvers (role:NAME), logs and history entries.
+                    raise ValueError(
+                        f"Directory: the {kind} name {_shown(name)} {problem}: a {kind} is "
+                        f"named as an actor is ({RULE})"
+                    )
         for name, group in self.roles.items():
             if not isinstance(group, Role):
                 raise TypeError(f"Directory: role {name!r} must be a Role, not {group!r}")
@@ -127,9 +136,36 @@ class Directory:
                 raise TypeError(
                     f"Directory: on-call schedule {name!r} must have on_call_at(at), got {source!r}"
                 )
+        self._check_managers()
         self._check_chains()
         self._by_slack = {p.slack_user: a for a, p in self._people.items() if p.slack_user}
         self._by_email = {p.email.lower(): a for a, p in self._people.items() if p.email}
+
+    def _check_managers(self) -> None:
+        """Refuse managers that lead back to where they started (Alice's is Bob, Bob's is
+        Alice), or a person who is their own: an escalation along them reaches no one new,
+        and would tell the approvers it was escalated. Each person has one manager, so one
+        walk from each person, stopping at anyone walked already, finds every cycle."""
+        walked: set[str] = set()
+        for start in self._people:
+            path: list[str] = []
+            actor: str | None = start
+            while actor is not None and actor not in walked and actor not in path:
+                path.append(actor)
+                person = self._people.get(actor)
+                actor = person.manager if person is not None else None
+            if actor is not None and actor in path:
+                if path[-1] == actor:
+                    raise ValueError(
+                        f"Directory: {actor!r} is their own manager: leave manager out, or "
+                        "name the person an escalation should reach"
+                    )
+                cycle = " -> ".join((*path[path.index(actor) :], actor))
+                raise ValueError(
+                    f"Directory: the managers make a cycle ({cycle}): name someone outside "
+                    "it as one of their managers, or leave one out"
+                )
+            walked.update(path)
 
     def _check_chains(self) -> None:
         """Refuse a cycle, or a chain over :attr:`max_chain`, among the delegations in force

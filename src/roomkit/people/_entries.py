@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
+from roomkit.auth.names import actor_name_problem
+
 __all__ = [
     "ON_CALL_PREFIX",
     "ROLE_PREFIX",
@@ -36,7 +38,7 @@ def role(name: str) -> str:
     """The approver that stands for the directory's role ``name`` (``"role:kyc"``).
 
     Raises:
-        ValueError: ``name`` is empty or not text.
+        ValueError: ``name`` is empty, not text, or holds a control character.
     """
     return ROLE_PREFIX + _group_name("role", name)
 
@@ -46,7 +48,7 @@ def on_call(name: str) -> str:
     (``"on-call:payments"``).
 
     Raises:
-        ValueError: ``name`` is empty or not text.
+        ValueError: ``name`` is empty, not text, or holds a control character.
     """
     return ON_CALL_PREFIX + _group_name("on_call", name)
 
@@ -64,6 +66,11 @@ def reference_of(approver: str) -> tuple[Literal["role", "on_call"], str] | None
 def _group_name(kind: str, name: object) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"{kind}() takes the group's name, as in the directory, got {name!r}")
+    problem = actor_name_problem(name)
+    if problem is not None:
+        raise ValueError(
+            f"{kind}() takes the group's name, as in the directory: {repr(name)[:40]} {problem}"
+        )
     return name
 
 
