@@ -222,6 +222,29 @@ async def test_pagerduty_names_the_first_level(
     assert seen[0]["since"].startswith("2027-03-27T12:00:00")
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://api.pagerduty.com",
+        "http://10.0.0.5:8080",
+        "HTTP://example.com",
+        "https://",
+        "ftp://x",
+    ],
+)
+def test_pagerduty_refuses_an_address_the_token_would_cross_in_clear(url: str) -> None:
+    with pytest.raises(ValueError, match=r"plain http:// is taken only for this machine"):
+        PagerDutyOnCall("tok-123", "PSCHED1", base_url=url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://api.eu.pagerduty.com", "http://127.0.0.1:9", "http://[::1]:9", "http://localhost"],
+)
+def test_pagerduty_takes_https_or_this_machine(url: str) -> None:
+    assert PagerDutyOnCall("tok-123", "PSCHED1", base_url=url).base_url == url
+
+
 def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "icalendar", None)
     with pytest.raises(ImportError, match=r"oncall extra.*pip install -e '\.\[oncall\]'"):

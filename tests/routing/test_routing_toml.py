@@ -165,6 +165,11 @@ def test_the_delegation_page_s_file_is_a_good_one(
             "pagerduty_url = 'file:///etc/passwd'\n",
             "[on_call.payments]: PagerDutyOnCall(base_url=...) is the API's https:// address",
         ),
+        (
+            "[on_call.payments]\npagerduty_schedule = 'P1'\npagerduty_token_env = 'PD'\n"
+            "pagerduty_url = 'http://pagerduty.example.com'\n",
+            "plain http:// is taken only for this machine (127.0.0.1, ::1, localhost)",
+        ),
     ],
 )
 def test_a_wrong_value_is_one_line_naming_the_file_once(

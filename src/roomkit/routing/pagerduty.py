@@ -9,10 +9,12 @@ email address, which the directory maps to an actor, else their name. Answers ar
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
 
@@ -63,19 +65,41 @@ def _entry(entry: object, at: datetime) -> tuple[int, str | None, datetime, date
     return level, who, starts, ends
 
 
+def _carries_the_token(url: str) -> bool:
+    """Whether ``url`` may carry the token: ``https://``, or ``http://`` to a loopback
+    host, where the token never leaves the machine."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    host = (parts.hostname or "").rstrip(".")
+    if parts.scheme == "https":
+        return bool(host)
+    if parts.scheme != "http":
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class PagerDutyOnCall:
     """An on-call schedule read from PagerDuty (an :class:`~roomkit.people.OnCallSource`).
 
     Args:
         token: a REST API key (sent as ``Authorization: Token token=...``).
         schedule_id: the schedule (``PABC123``).
-        base_url: the API's address (a regional or test endpoint).
+        base_url: the API's ``https://`` address (a regional endpoint); ``http://`` only to
+            this machine (``127.0.0.1``, ``::1``, ``localhost``), for a local test server.
         refresh: seconds an answer is kept before PagerDuty is asked again.
 
     Raises:
         ImportError: httpx is not installed (the ``oncall`` extra).
         ValueError: an empty token or schedule id, or a ``base_url`` that is not an
-            ``http(s)://`` URL.
+            ``https://`` URL (plain ``http://`` only to a loopback host: the token is sent
+            with every call).
     """
 
     def __init__(
@@ -87,9 +111,12 @@ class PagerDutyOnCall:
         for what, value in (("token", token), ("schedule_id", schedule_id)):
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"PagerDutyOnCall({what}=...) must be non-empty text")
-        if not isinstance(base_url, str) or not base_url.startswith(("https://", "http://")):
+        if not isinstance(base_url, str) or not _carries_the_token(base_url):
             raise ValueError(
-                f"PagerDutyOnCall(base_url=...) is the API's https:// address, not {base_url!r}"
+                f"PagerDutyOnCall(base_url=...) is the API's https:// address, not "
+                f"{repr(base_url)[:200]}: every call carries the token, so plain http:// is "
+                "taken only for this machine (127.0.0.1, ::1, localhost), as a local test "
+                "server is"
             )
         self.token = token
         self.schedule_id = schedule_id
