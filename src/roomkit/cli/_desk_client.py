@@ -4,13 +4,14 @@ What a person typed is checked before any call, so that a mistake in an argument
 and exit status 2, never a traceback or a misleading "cannot reach": ``--url`` must be an
 ``http://`` or ``https://`` address (a host name DNS takes, a port from 1 to 65535),
 ``--timeout`` a positive number of seconds, the token text a header can carry, a request id
-no longer than the desk takes, a ``--digest`` of 64 hex digits, and every text that goes to
-the desk valid UTF-8 (an argument holding bytes that are not, which Python reads as lone
-surrogates, is named). A JSON object typed on the command line is read strictly: no ``NaN``
-or infinite number, and no key given twice (the desk refuses both in a body; the command says
-so first, instead of sending one reading of it); one nested deeper than Python reads is
-refused too. Arguments read from standard input (``pending edit ID -``) are UTF-8, and no
-longer than any request's arguments may be.
+no longer than the desk takes and without a path separator or a control character, a
+``--digest`` of 64 hex digits, and every text that goes to the desk valid UTF-8 (an argument
+holding bytes that are not, which Python reads as lone surrogates, is named). A JSON object
+typed on the command line is read strictly: no ``NaN`` or infinite number, and no key given
+twice (the desk refuses both in a body; the command says so first, instead of sending one
+reading of it); one nested deeper than Python reads is refused too. Arguments read from
+standard input (``pending edit ID -``) are UTF-8, and no longer than any request's arguments
+may be.
 
 A desk that cannot be reached, a URL that answers as no desk does, or a desk that refuses,
 is one line and exit status 1: the line says what to do (start the desk, or point ``--url``
@@ -70,7 +71,8 @@ def check_typed(args: argparse.Namespace) -> None:
 
     Raises:
         Failure: an argument holds bytes that are not UTF-8, the id is empty, a dot
-            segment of a path, or too long, or ``--digest`` is not one.
+            segment of a path, too long, or holds a ``/``, a ``\\`` or a control character,
+            or ``--digest`` is not one.
     """
     for name, what in _TYPED.items():
         value = getattr(args, name, None)
@@ -88,15 +90,28 @@ def check_typed(args: argparse.Namespace) -> None:
             2,
         )
     pending_id = getattr(args, "id", None)
+    if isinstance(pending_id, str):
+        _check_id(pending_id)
+
+
+def _check_id(pending_id: str) -> None:
+    """Exit 2 for an id no request has, before it is put in a path: there it would name
+    another route, and the desk's answer would blame ``--url``."""
     if pending_id in ("", ".", ".."):
         # In a path, "." and ".." name the folder above: the call would reach another route.
         raise Failure(
             f"{pending_id!r} is not a request id: give one `roomkit pending list` shows", 2
         )
-    if isinstance(pending_id, str) and len(pending_id) > MAX_ID_CHARS:
+    if len(pending_id) > MAX_ID_CHARS:
         raise Failure(
             f"{printable(pending_id, 40)} is not a request id: ids are at most {MAX_ID_CHARS} "
             "characters (`roomkit pending list` shows them)",
+            2,
+        )
+    if "/" in pending_id or "\\" in pending_id or not pending_id.isprintable():
+        raise Failure(
+            f"'{printable(pending_id, 80)}' is not a request id: ids hold no / or \\ and no "
+            "control character (`roomkit pending list` shows them)",
             2,
         )
 
