@@ -185,5 +185,6 @@ _SHARED: dict[str, frozenset[str]] = {
     "agui": frozenset({"fastapi"}),
     "a2a": frozenset({"starlette", "httpx", "standardwebhooks"}),
     "opa": frozenset({"httpx"}),
+    "oncall": frozenset({"httpx"}),
 }
 """Libraries an extra installs besides those :data:`EXTRA_OF` files under it."""
