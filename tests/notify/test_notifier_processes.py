@@ -3,48 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from pathlib import Path
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 from tests.notify.receiver import Receiver
+from tests.servers.peers import peer
 
 from roomkit.notify import Notifier, Retry, Webhook
 from roomkit.tools.human_input import HumanInputHandler
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "postgres"], indirect=True)
 
 
-@asynccontextmanager
-async def peer(
+def notifier(
     url: str, prefix: str, receiver: Receiver, lease: float
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.notify.notifier_peer",
-        url,
-        prefix,
-        receiver.url,
-        receiver.secret,
-        str(lease),
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+    return peer(
+        "tests.notify.notifier_peer", url, prefix, receiver.url, receiver.secret, str(lease)
     )
-    assert process.stdout is not None
-    assert (await process.stdout.readline()).strip() == b"ready"
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-        await process.wait()
 
 
 async def test_a_notifier_killed_mid_delivery_is_replaced_and_the_webhook_id_kept(
@@ -62,7 +39,7 @@ async def test_a_notifier_killed_mid_delivery_is_replaced_and_the_webhook_id_kep
 
     # The held first POST is answered only once its sender is dead: it counts for nothing.
     async with Receiver(status=lambda n: 599 if n == 1 else 200, before_reply=hold) as receiver:
-        async with peer(store_url, store_prefix, receiver, lease=1.0) as process:
+        async with notifier(store_url, store_prefix, receiver, lease=1.0) as process:
             request = await handler.create("ask", {"question": "Still there?"}, actor_id="alice")
             await first_post.wait()
             process.kill()  # SIGKILL: claimed, sent, never marked done
@@ -82,8 +59,8 @@ async def test_two_notifier_processes_never_send_one_delivery_twice(
     handler = make_handler()
     async with Receiver() as receiver:
         async with (
-            peer(store_url, store_prefix, receiver, 30.0),
-            peer(store_url, store_prefix, receiver, 30.0),
+            notifier(store_url, store_prefix, receiver, 30.0),
+            notifier(store_url, store_prefix, receiver, 30.0),
         ):
             for n in range(20):
                 await handler.create("ask", {"question": f"#{n}"}, actor_id="alice")
