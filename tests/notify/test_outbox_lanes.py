@@ -109,6 +109,29 @@ async def test_what_a_failed_attempt_got_through_comes_back_with_the_next_claim(
     assert (done.done, done.receipt) == (True, {"endpoints": ["https://push/2"]})
 
 
+async def test_a_renewal_may_keep_a_receipt_for_the_next_claim(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """Only the holder's renewal keeps a receipt (where a send was going): a renewal without
+    one leaves it, the next claim carries it, and completing the item replaces it."""
+    outbox = outbox_for(make_handler())
+    now = 1_000.0
+    item = delivery("a", "push", now - 1)
+    await outbox.add([item])
+    await outbox.claim("me", now, 30.0, 5)
+    sending = {"sending": {"endpoints": ["https://push/1"]}}
+    assert not await outbox.renew(item.item_id, "you", now + 5, receipt={"x": 1})
+    assert await outbox.renew(item.item_id, "me", now + 5, receipt=sending)
+    assert await outbox.renew(item.item_id, "me", now + 10)
+    assert await outbox.claim("you", now + 9, 30.0, 5) == []
+    [again] = await outbox.claim("you", now + 10, 30.0, 5)
+    assert (again.receipt, again.attempts) == (sending, 0)
+    await outbox.complete(item.item_id, {"skipped": "not sent"})
+    assert not await outbox.renew(item.item_id, "you", now + 20, receipt=sending)
+    [done] = await outbox.items_for("a")
+    assert (done.done, done.receipt) == (True, {"skipped": "not sent"})
+
+
 async def test_redis_items_recorded_before_lanes_are_claimed_in_their_lane(
     redis_server: RedisServer, store_prefix: str
 ) -> None:

@@ -194,10 +194,15 @@ class Outbox(Protocol):
         """
         ...
 
-    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+    async def renew(
+        self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None
+    ) -> bool:
         """Extend ``owner``'s lease on an item; ``False`` when it holds it no more.
+        ``receipt`` (when given) is kept with it, as a postponement's is: written before a
+        send, where the send goes, so that a process killed during the send leaves it said.
 
         Raises:
+            TypeError: ``receipt`` is not JSON-ready.
             StoreUnavailableError: the store's database cannot be reached (a durable store).
             StoreClosedError: the store was closed (a durable store).
         """

@@ -151,11 +151,14 @@ class MemoryOutbox(ClaimingOutbox):
             self._owners[item_id] = claim.owner
         return claimed
 
-    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+    async def renew(
+        self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None
+    ) -> bool:
         item = self._items.get(item_id)
         if item is None or item.done or self._owners.get(item_id) != owner:
             return False
-        self._put(replace(item, due=until))
+        kept = item.receipt if receipt is None else receipt
+        self._put(replace(item, due=until, receipt=kept))
         return True
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:

@@ -105,11 +105,15 @@ class PostgresOutbox(ClaimingOutbox):
             rows = await self._rows(self._claim_lanes, parameters)
         return [_item(row) for row in rows]
 
-    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+    async def renew(
+        self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None
+    ) -> bool:
+        text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))
         statement = (
-            f"UPDATE {self._table} SET due = %s WHERE item_id = %s AND owner = %s AND NOT done"
+            f"UPDATE {self._table} SET due = %s, receipt = coalesce(%s, receipt) "
+            "WHERE item_id = %s AND owner = %s AND NOT done"
         )
-        return await self._count(statement, (until, stored(item_id), owner)) > 0
+        return await self._count(statement, (until, text, stored(item_id), owner)) > 0
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
         text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))

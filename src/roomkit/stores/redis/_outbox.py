@@ -195,6 +195,9 @@ if redis.call('HGET', KEYS[1], 'owner') == ARGV[2] and redis.call('ZSCORE', KEYS
   if lane then
     redis.call('ZADD', KEYS[3] .. lane, ARGV[1], ARGV[3])
   end
+  if ARGV[4] ~= '' then
+    redis.call('HSET', KEYS[1], 'receipt', ARGV[4])
+  end
   return 1
 end
 return 0
@@ -368,10 +371,13 @@ class RedisOutbox(ClaimingOutbox):
             start += looked
         self._adopted = True
 
-    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+    async def renew(
+        self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None
+    ) -> bool:
+        text = "" if receipt is None else json.dumps(receipt, separators=(",", ":"))
         keys = [self._item + item_id, self._due, self._lane]
         async with self._server():
-            return bool(await self._renew(keys=keys, args=[repr(until), owner, item_id]))
+            return bool(await self._renew(keys=keys, args=[repr(until), owner, item_id, text]))
 
     async def complete(self, item_id: str, receipt: dict[str, Any] | None) -> None:
         text = "" if receipt is None else json.dumps(receipt, separators=(",", ":"))

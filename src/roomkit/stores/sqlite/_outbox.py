@@ -131,11 +131,16 @@ class SQLiteOutbox(Part, ClaimingOutbox):
 
         return await self._change(take)
 
-    async def renew(self, item_id: str, owner: str, until: float) -> bool:
+    async def renew(
+        self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None
+    ) -> bool:
+        text = None if receipt is None else json.dumps(receipt, separators=(",", ":"))
+
         def renew(db: sqlite3.Connection) -> bool:
             cursor = db.execute(
-                "UPDATE roomkit_outbox SET due = ? WHERE item_id = ? AND owner = ? AND done = 0",
-                (until, item_id, owner),
+                "UPDATE roomkit_outbox SET due = ?, receipt = coalesce(?, receipt) "
+                "WHERE item_id = ? AND owner = ? AND done = 0",
+                (until, text, item_id, owner),
             )
             return cursor.rowcount > 0
 
