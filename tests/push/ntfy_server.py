@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,9 @@ class NtfyServer(HTTPServer):
         """Per method, the status to answer instead."""
         self.clears = clears
         """Whether the server knows clearing (2.16 and later); 404 otherwise."""
+        self.before_reply: Callable[[int], Awaitable[None]] | None = None
+        """Awaited with each request's number (from 1) once it is taken, before it is
+        answered (a sender killed before it hears back)."""
         self._changed = asyncio.Condition()
 
     @property
@@ -78,6 +82,9 @@ class NtfyServer(HTTPServer):
         request = Request(method, path, headers, json.loads(body) if body else None)
         async with self._changed:
             self.requests.append(request)
+            number = len(self.requests)
             status = self._take(request)
             self._changed.notify_all()
+        if self.before_reply is not None:
+            await self.before_reply(number)
         return status, b'{"id":"m1"}'

@@ -5,7 +5,8 @@ vendor's push service does: it checks the VAPID ``Authorization`` header (an ES2
 ``aud`` is its own origin, signed by the key ``k=`` names, not expired), then decrypts the
 ``aes128gcm`` body with ``http_ece`` and the subscribing browser's private key and auth
 secret, and keeps the message. Each endpoint may be told to answer another status (410 for
-a browser that unsubscribed).
+a browser that unsubscribed), and an answer may be held back once the push is taken
+(:attr:`PushService.before_reply`: a sender killed before it hears back).
 
 :class:`Browser` is what a browser holds for one subscription: its P-256 key pair and auth
 secret; :meth:`Browser.subscription` is the JSON it gives the desk.
@@ -18,6 +19,7 @@ import base64
 import json
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +110,9 @@ class PushService(HTTPServer):
         self.status: dict[str, int] = {}
         """Per endpoint, the status to answer instead of 201."""
         self.attempts = 0
+        self.before_reply: Callable[[int], Awaitable[None]] | None = None
+        """Awaited with each push's number (from 1) once it is taken or refused, before it
+        is answered."""
         self._browsers: dict[str, Browser] = {}
         self._changed = asyncio.Condition()
 
@@ -153,6 +158,9 @@ class PushService(HTTPServer):
     ) -> tuple[int, bytes]:
         async with self._changed:
             self.attempts += 1
+            number = self.attempts
             status = self._take(path, headers, body)
             self._changed.notify_all()
+        if self.before_reply is not None:
+            await self.before_reply(number)
         return status, b""

@@ -6,11 +6,17 @@ a log line (never a traceback: a receiver that hangs, refuses, resets or answers
 an expected failure) and a count; it is retried on its surface's schedule when worth it
 (:class:`~roomkit.notify.retry.Retry`), else dropped. Its lane learns either way (see
 :mod:`roomkit.notify._lanes`).
+
+A surface may say where a notice goes before it sends it
+(:attr:`~roomkit.notify.surface.Notice.sending`): that is kept with the delivery at once, so
+that when the process dies during the send and the request settles before the delivery is
+taken up again (it then ends skipped, ``"partial": true``), the ending still goes there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -23,7 +29,14 @@ from roomkit.notify._first_notice import FOLLOW_UPS, earlier_notices_out, first_
 from roomkit.notify._lanes import Lane
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Directory, Notice, NoticeType, Surface
+from roomkit.notify.surface import (
+    SENDING,
+    DeliveryError,
+    Directory,
+    Notice,
+    NoticeType,
+    Surface,
+)
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
@@ -68,6 +81,12 @@ def joined(kept: Mapping[str, Any] | None, receipt: Mapping[str, Any]) -> dict[s
     return done
 
 
+def went_through(receipt: Mapping[str, Any] | None) -> bool:
+    """Whether ``receipt``, kept with a delivery not done, says some of it went through (not
+    only where an attempt was :data:`SENDING`)."""
+    return bool(receipt) and any(key != SENDING for key in receipt or {})
+
+
 def _outcome(request: PendingInput) -> str:
     return "withdrawn" if request.withdrawn else request.status.value
 
@@ -100,6 +119,8 @@ class Sender:
     patience: float
     """Seconds one send may take; past them it is a failed attempt, retried with back-off
     (the claim's lease ends a little later)."""
+    lease: float
+    """Seconds a claim holds an item: a send that says where it goes holds it this long."""
 
     async def deliver(self, item: OutboxItem, lane: Lane) -> None:
         """Send the delivery ``item`` (claimed by this notifier) and record what came of it."""
@@ -150,6 +171,8 @@ class Sender:
             problem = f"no answer within {self.patience:.0f}s"
             await self._failed(attempt, problem, True)
             return
+        except StoreError:
+            raise  # where it goes could not be kept: nothing was sent, the item waits
         except Exception as error:
             # A surface that raises something else has a fault of its own: its traceback.
             logger.exception("surface %r raised while sending %s", surface.name, item.item_id)
@@ -160,7 +183,9 @@ class Sender:
         self.stats.delivered[surface.name] += 1
         # A surface that skipped the notice (not one for it) showed nobody anything; one
         # that showed it in part on an earlier attempt has said so already.
-        if kind == "question_pending" and not ((receipt and "skipped" in receipt) or item.receipt):
+        if kind == "question_pending" and not (
+            (receipt and "skipped" in receipt) or went_through(item.receipt)
+        ):
             await self.shown.record([request.pending_id], surface.name, notice.recipient)
 
     async def _notice(self, item: OutboxItem, request: PendingInput, kind: NoticeType) -> Notice:
@@ -202,7 +227,17 @@ class Sender:
             approvers=approvers,
             answer_urls=urls,
             deadline_at=deadline_at,
+            sending=None if settled else functools.partial(self._sending, item),
         )
+
+    async def _sending(self, item: OutboxItem, where: Mapping[str, Any]) -> None:
+        """Keep ``where`` the notice of ``item`` is about to go with it, before the send,
+        joined to where earlier attempts were sending (any of them may have reached it)."""
+        before = (item.receipt or {}).get(SENDING)
+        receipt = {**(item.receipt or {}), SENDING: joined(before, where)}
+        until = now_of(self.handler) + self.lease
+        if not await self.outbox.renew(item.item_id, self.owner, until, receipt=receipt):
+            logger.warning("notifier: %s is no longer held here; sent all the same", item.item_id)
 
     async def _answered_via(self, request: PendingInput) -> str | None:
         history = getattr(self.handler, "history", None)
@@ -235,7 +270,8 @@ class Sender:
         self.stats.failed[surface.name] += 1
         policy: Retry = getattr(surface, "retry", None) or Retry()
         now = now_of(self.handler)
-        if through and not item.receipt and item.body.get("type") == "question_pending":
+        first = not went_through(item.receipt)
+        if through and first and item.body.get("type") == "question_pending":
             # A device showed the question: the person was shown it, whatever comes next.
             await self.shown.record([item.pending_id], surface.name, item.body.get("recipient"))
         if through:
@@ -273,7 +309,8 @@ class Sender:
 
     async def _complete(self, item: OutboxItem, receipt: Mapping[str, Any]) -> None:
         """Mark ``item`` done with ``receipt``, joined to what earlier attempts of it got
-        through (``"partial": true`` when it ends failed or skipped all the same)."""
+        through, or said they were sending to (``"partial": true`` when it ends failed or
+        skipped all the same: it may have reached someone)."""
         done = joined(item.receipt, receipt)
         if item.receipt and {"failed", "skipped"} & receipt.keys():
             done["partial"] = True

@@ -239,7 +239,8 @@ class Planner:
             body, receipt = earlier.body, earlier.receipt or {}
             announced = announced or earlier.item_id == step_id(pending_id, "announce")
             # In flight counts as told; refused or skipped does not, unless some of it
-            # went through first (a device of the person's that showed it).
+            # went through first (a device of the person's that showed it), or an attempt
+            # cut short may have (it said where it was sending).
             sent = (
                 not earlier.done
                 or bool(receipt.get("partial"))

@@ -161,6 +161,7 @@ class Notifier:
             self.owner,
             self.poll,
             self.lease * _PATIENCE,
+            self.lease,
         )
         self._planner = Planner(
             handler,

@@ -7,8 +7,10 @@ or a yes-or-no question gets ``http`` action buttons (the phone itself sends the
 that answer through the desk's API with that link's token, once, and a ``view`` button that
 opens the link. Every notice of one request carries the same sequence id, so once the
 request settles anywhere the question is updated in place to how it ended ("Answered by
-alice in Slack", its buttons gone); with ``clear=True`` it is then also cleared (marked read
-and dismissed: ``PUT <server>/<topic>/<sequence id>/clear``). Updating and clearing need
+alice in Slack", its buttons gone; a question's topic is recorded before it is published,
+so this holds when the notifier sending it is killed before it records the publish); with
+``clear=True`` it is then also cleared (marked read and dismissed:
+``PUT <server>/<topic>/<sequence id>/clear``). Updating and clearing need
 ntfy 2.16 or later; an older server shows the update as a second notification.
 
 A topic is a password: pick ones nobody guesses (``topic_for="approvals-{actor}-k3v9q"``), or
@@ -249,6 +251,10 @@ class Ntfy:
             return {"skipped": "no ntfy topic"}
         message = ntfy_message(notice, topic)
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        if notice.sending is not None:
+            # Recorded before the publish: a process killed after it still leaves the topic
+            # told, and how the request ends goes to it.
+            await notice.sending({"topic": topic})
         # The topic is a password: errors name the person instead.
         whose = f"{notice.recipient}'s topic"
         await self._send("publish to", whose, data, "POST", "/")

@@ -9,7 +9,7 @@ so every surface checks the ``name=`` it is given with :func:`surface_name` as i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -23,6 +23,7 @@ from roomkit.people import Directory, Person
 from roomkit.tools.human_input.checks import check_surface
 
 __all__ = [
+    "SENDING",
     "DeliveryError",
     "Directory",
     "Notice",
@@ -41,6 +42,10 @@ NoticeType = Literal[
 ]
 """What happened: a request opened, is still waiting, reached someone new, had its
 arguments edited by one of a quorum (the others vote again), or settled."""
+
+SENDING = "sending"
+"""The field of a delivery's receipt that holds what :attr:`Notice.sending` was told: where
+an attempt was sending, which it may have reached."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +81,15 @@ class Notice:
     that tells no one in particular, such as a webhook); empty without a desk URL."""
     deadline_at: datetime | None = None
     """When the request times out (UTC), when it has a deadline."""
+    sending: Callable[[Mapping[str, Any]], Awaitable[None]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """Records where the notice is about to go (JSON-ready), with the delivery, before it
+    is sent; ``None`` for an ending, or outside a notifier. A surface whose receivers are
+    known only as it sends (Web Push: the person's devices) awaits it first, so that how the
+    request ends reaches them even when the process dies during the send. The notifier keeps
+    it under :data:`SENDING` in the delivery's receipt, which later notices of the request
+    get in :attr:`receipts`."""
 
 
 class DeliveryError(Exception):
@@ -85,8 +99,8 @@ class DeliveryError(Exception):
     ``receipt`` is what went through all the same (some of a person's devices): the
     notifier keeps it with the delivery and joins it to the receipt of whatever comes of
     the delivery after, so that how the request ended reaches those it showed the question
-    to. A delivery that ends failed or skipped after some of it went through is marked
-    ``"partial": true`` in its receipt.
+    to. A delivery that ends failed or skipped after some of it went through (or may have:
+    see :attr:`Notice.sending`) is marked ``"partial": true`` in its receipt.
 
     ``alone`` says the failure is this delivery's own, not its surface's: a surface that
     reaches many independent receivers (Web Push: a push service per device) backs each off

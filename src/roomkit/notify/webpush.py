@@ -13,9 +13,11 @@ approval or a yes-or-no question carries buttons (Chrome and Android show them) 
 through that link in one tap. Once the request settles anywhere, a second message with the
 same tag replaces the question ("Answered by alice in Slack"), on the devices that were
 told; the push service's ``Topic`` header makes it replace the question still queued for a
-phone that is offline. A subscription the push service reports gone (404, 410) is dropped,
-as is one whose key no message can be encrypted to; a device that fails in any way fails
-alone, and the person's other devices are pushed to, all at once.
+phone that is offline. The devices a question goes to are recorded before it is pushed
+(:attr:`~roomkit.notify.surface.Notice.sending`): a notifier killed between the push and
+its record still leaves them told. A subscription the push service reports gone (404, 410)
+is dropped, as is one whose key no message can be encrypted to; a device that fails in any
+way fails alone, and the person's other devices are pushed to, all at once.
 Only endpoints on the push services' hosts are pushed to (see
 :mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged,
 and a push service's redirect is not followed. A host only a ``*.`` entry admits is pushed to
@@ -65,7 +67,7 @@ from roomkit.notify.push_subscriptions import (
     vapid_public_key,
 )
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
+from roomkit.notify.surface import SENDING, DeliveryError, Notice, Person, surface_name
 from roomkit.stores.outbox import now_of
 
 if TYPE_CHECKING:
@@ -223,6 +225,9 @@ class WebPush:
             "Urgency": "normal" if notice.type == "question_settled" else "high",
         }
         ttl = self._ttl(notice)
+        if notice.sending is not None:
+            # Recorded before the push: a process killed after it still leaves them told.
+            await notice.sending({"endpoints": [s.endpoint for s in targets]})
         sent: list[str] = []
         failures: list[_Failure] = []
         # Every device at once: one on a push service that hangs holds up no other.
@@ -272,7 +277,8 @@ class WebPush:
         told = {
             endpoint
             for receipt in notice.receipts
-            for endpoint in receipt.get("endpoints", ()) or ()
+            for kept in (receipt, receipt.get(SENDING) or {})
+            for endpoint in kept.get("endpoints", ()) or ()
         }
         return [s for s in current if s.endpoint in told]
 

@@ -1,0 +1,54 @@
+"""A notifier pushing to phones in a process of its own, for the tests that kill it.
+
+    python -m tests.push.phone_peer STORE_URL PREFIX LEASE webpush DATA_DIR PUSH_ORIGIN
+    python -m tests.push.phone_peer STORE_URL PREFIX LEASE ntfy SERVER_URL
+
+runs ``Notifier(handler, [surface], lease=LEASE)`` on the store at STORE_URL, the surface
+pushing to the subscriptions in DATA_DIR on the push service at PUSH_ORIGIN, or publishing
+to the ntfy server at SERVER_URL; prints ``ready`` once it follows the store, and delivers
+until SIGTERM (or SIGKILL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+from tests.servers.stores import open_store
+
+from roomkit.notify import Notifier, Ntfy
+from roomkit.notify.surface import Surface
+from roomkit.notify.webpush import WebPush
+from roomkit.tools.human_input import HumanInputHandler
+
+SUBJECT = "mailto:ops@example.com"
+DESK = "https://desk.example.com"
+SECRET = "the tests' desk secret, 0123456789abcdef"
+TOPIC = "approvals-{actor}-k3v9q"
+
+
+def surface_of(kind: str, where: list[str]) -> Surface:
+    if kind == "ntfy":
+        return Ntfy(where[0], TOPIC)
+    data_dir, origin = where
+    return WebPush(SUBJECT, data_dir=data_dir, push_hosts=[origin])
+
+
+async def main(url: str, prefix: str, lease: float, surface: Surface) -> None:
+    store = open_store(url, prefix)
+    handler = HumanInputHandler(store=store)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    notifier = Notifier(
+        handler, [surface], desk_url=DESK, link_secret=SECRET, lease=lease, poll=0.1
+    )
+    async with notifier:
+        print("ready", flush=True)
+        await stop.wait()
+    await store.close()
+
+
+if __name__ == "__main__":
+    url, prefix, lease, kind, *where = sys.argv[1:]
+    asyncio.run(main(url, prefix, float(lease), surface_of(kind, where)))
