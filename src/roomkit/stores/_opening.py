@@ -46,18 +46,23 @@ class SharedOpening:
         finally:
             self._waiting -= 1
 
-    async def abandon(self) -> None:
+    async def abandon(self) -> bool:
         """Cancel the attempt under way if no call waits on it any more (each was cancelled:
         Ctrl-C while a server does not answer), and wait until it has ended, so that closing
         the store does not sit out the attempt's connect timeout. An attempt a call still
-        waits on runs on for it."""
+        waits on runs on for it.
+
+        Returns:
+            Whether no attempt runs any more (``False``: one runs on for a call that waits).
+        """
         running = self._attempt
-        if running is None or running.done() or self._waiting:
-            return
-        if running.get_loop() is not asyncio.get_running_loop():
-            return
+        if running is None or running.done():
+            return True
+        if self._waiting or running.get_loop() is not asyncio.get_running_loop():
+            return False
         running.cancel()
         await asyncio.wait({running})
+        return True
 
 
 def _read_outcome(attempt: asyncio.Task[None]) -> None:

@@ -130,6 +130,11 @@ class Link:
         return self._connect_timeout
 
     @property
+    def opened(self) -> bool:
+        """Whether the link is open: its tables checked, its pool started."""
+        return self._opened
+
+    @property
     def pool_size(self) -> int:
         """The most connections of the pool: ``pool_size``, or the ``max_size`` of a pool
         the link borrows."""
@@ -225,9 +230,23 @@ class Link:
         """Close the pool if it is the link's own; idempotent."""
         # An opening every caller left holds the lock until its connect times out.
         await self._opening.abandon()
+        await self._shut(closed=self._stays_closed)
+
+    async def release(self) -> None:
+        """Undo an opening that failed after it started the pool: close the pool if it is
+        the link's own, and leave the link to open again on the next call (not closed).
+
+        An opening that another call still waits on runs on for that call, and keeps what
+        it opens.
+        """
+        if await self._opening.abandon():
+            await self._shut(closed=self._closed)
+
+    async def _shut(self, *, closed: bool) -> None:
+        """Close the pool if it is the link's own; ``closed``: calls are refused from now."""
         async with self._lock:
             self._opened = False
-            self._closed = self._stays_closed
+            self._closed = closed
             checking, self._checking = self._checking, None
             if checking is not None and not checking.done():
                 checking.cancel()

@@ -230,8 +230,17 @@ class PostgresStore(PartsFacade):
                 version (it is left as it was, not brought up to date).
         """
         self._feed.closed = False
-        await self._link.open(reopen=True)
-        await self._ready()
+        fresh = not self._link.opened
+        try:
+            await self._link.open(reopen=True)
+            await self._ready()
+        except BaseException:
+            # The caller of ``async with`` gets no store to close: an opening that fails
+            # (or is cancelled) closes what it started, the pool and the change feed.
+            if fresh:
+                await self._feed.stop()
+                await self._link.release()
+            raise
 
     async def _ready(self) -> None:
         """Open lazily; after :meth:`close`, raise StoreClosedError instead."""

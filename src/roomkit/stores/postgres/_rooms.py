@@ -137,7 +137,15 @@ class PostgresRoomStore(SQLRooms):
             StoreError: the server, the user, the password or the database is wrong.
             StoreFormatError: the tables were made by a newer version of roomkit.
         """
-        await self._link.open()
+        fresh = not self._link.opened
+        try:
+            await self._link.open()
+        except BaseException:
+            # The caller of ``async with`` gets no store to close: an opening that fails
+            # (or is cancelled) closes the pool it started.
+            if fresh:
+                await self._link.release()
+            raise
 
     async def close(self) -> None:
         """Close the store's own pool; a later call opens it again."""
