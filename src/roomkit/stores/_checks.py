@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 _PENDING = PendingInputStatus.PENDING
+_SETTLED_AT_INSERT = (PendingInputStatus.RESOLVED, PendingInputStatus.REJECTED)
+"""The outcomes a request settled as it is made is inserted with."""
 
 
 class Outcome(NamedTuple):
@@ -73,14 +75,23 @@ def seconds(name: str, value: object, *, zero: bool, finite: bool = True) -> flo
     return float(value)
 
 
-def check_insertable(request: PendingInput) -> None:
-    """Refuse a request that is not pending, or that holds text storage cannot encode.
+def check_insertable(request: PendingInput, *, settled: bool = False) -> None:
+    """Refuse a request that is not pending (with ``settled``: neither resolved nor
+    rejected, a request settled as it is made), or that holds text storage cannot encode.
 
     Raises:
-        ValueError: ``request`` is settled already.
+        ValueError: ``request`` is settled already (with ``settled``: it is not).
         InvalidTextError: a field holds a lone surrogate (nothing is written).
     """
-    if request.status is not _PENDING:
+    if settled:
+        if request.status not in _SETTLED_AT_INSERT:
+            raise ValueError(
+                f"a request inserted settled is resolved or rejected, not {request.status}"
+            )
+        _check_text(
+            result=request.result, reason=request.reject_reason, settled_by=request.settled_by
+        )
+    elif request.status is not _PENDING:
         raise ValueError(f"only a pending request can be inserted, not {request.status}")
     _check_text(**{name: getattr(request, name) for name in _REQUEST_TEXTS})
 

@@ -8,8 +8,9 @@ their contract. What differs
 between the back ends (how a check-and-set is made atomic) is said in each part's module.
 
 A public method whose work differs by back end but whose contract does not
-(:meth:`PartsFacade.insert_granted`) is written here too, with its contract, and hands the
-work to a private method each store writes (``_insert_with_grant``).
+(:meth:`PartsFacade.insert_granted`, :meth:`PartsFacade.insert_settled`) is written here
+too, with its contract, and hands the work to a private method each store writes
+(``_insert_with_grant``, ``_insert_settled``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores._checks import check_insertable
 from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._facets import check_settled_listing
 from roomkit.stores._trail import StoreTrail
@@ -128,7 +130,9 @@ class PartsFacade(DurableBase):
         """:meth:`insert` of a request the grant ``grant_id`` (of :attr:`grants`) covers,
         its use counted in the same write (a transaction; on Redis, a script; see
         :class:`~roomkit.stores.grants.InsertsGranted`): a request the key names is returned
-        untouched, with no use spent; ``None`` when the grant covers nothing now.
+        untouched, with no use spent; ``None`` when the grant covers nothing now. A
+        ``request`` settled already (the approval the grant gives) is stored settled, with
+        all of its history, in the same write.
 
         Raises:
             ValueError, TypeError, InvalidTextError, StoreError: as :meth:`insert`; the
@@ -142,6 +146,30 @@ class PartsFacade(DurableBase):
     async def _insert_with_grant(
         self, request: PendingInput, grant_id: str, history: GrantedHistory
     ) -> GrantedInsert | None: ...
+
+    # -- a request settled as it is made, in one write -----------------------------------------
+
+    async def insert_settled(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]]
+    ) -> tuple[PendingInput, bool]:
+        """:meth:`insert` of a request settled as it is made (resolved or rejected), with
+        ``history``, all of its history, in one write (a transaction; on Redis, a script;
+        see :class:`~roomkit.stores.base.InsertsSettled`): it is kept, listed, expired and
+        replayed by its key as a request settled after its insert is.
+
+        Raises:
+            ValueError: ``request`` is neither resolved nor rejected.
+            TypeError, InvalidTextError, StoreError: as :meth:`insert`.
+            StoreUnavailableError: the database cannot be reached.
+            StoreClosedError: the store was closed (:meth:`open` opens it again).
+        """
+        check_insertable(request, settled=True)
+        return await self._insert_settled(request, history)
+
+    @abstractmethod
+    async def _insert_settled(
+        self, request: PendingInput, history: Sequence[dict[str, Any]]
+    ) -> tuple[PendingInput, bool]: ...
 
     # -- the spend-once ledger -----------------------------------------------------------------
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SETTLED_LIMIT",
     "DurableSettledHistory",
+    "InsertsSettled",
     "PlainSettle",
     "SettledHistory",
     "SpendLedger",
@@ -179,6 +180,33 @@ class PlainSettle(Protocol):
             InvalidTextError: ``result`` or ``settled_by`` holds what no store can hold.
             StoreUnavailableError: the store stayed away long enough that the outcome
                 is still unknown.
+        """
+        ...
+
+
+@runtime_checkable
+class InsertsSettled(Protocol):
+    """A :class:`~.base.DurableStore` that stores a request settled as it is made (a call a
+    policy decides, or a standing grant covers, nobody asked) in one write: its record, its
+    outcome and its whole history land together, so that a process stopped there leaves
+    either nothing or the settled request, never an open one that nobody is to answer (the
+    SQLite, Redis and PostgreSQL stores do, in one transaction or one script)."""
+
+    async def insert_settled(
+        self, request: PendingInput, *, history: Sequence[dict[str, Any]]
+    ) -> tuple[PendingInput, bool]:
+        """Record ``request``, settled already (``RESOLVED`` or ``REJECTED``, its
+        ``result`` or ``reject_reason`` and its ``settled_by`` as given), with ``history``,
+        its whole history (``created`` to ``settled``), as
+        :meth:`~.base.DurableStore.insert` records a pending one: ``(record, True)`` when it
+        was created; when ``request.key`` names a retained record, ``(that record, False)``
+        and nothing is written. Listeners hear of its creation, then of its settle; it owes
+        no announcement.
+
+        Raises:
+            ValueError: ``request`` is neither resolved nor rejected.
+            InvalidTextError, StoreError, StoreUnavailableError, StoreClosedError: as
+                :meth:`~.base.DurableStore.insert`.
         """
         ...
 

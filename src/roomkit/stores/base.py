@@ -36,6 +36,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._facets import (
     SETTLED_LIMIT,
     DurableSettledHistory,
+    InsertsSettled,
     PlainSettle,
     SettledHistory,
     SpendLedger,
@@ -53,6 +54,7 @@ __all__ = [
     "ChangesSince",
     "DurableSettledHistory",
     "DurableStore",
+    "InsertsSettled",
     "PendingChange",
     "PendingChangeKind",
     "PendingFilters",

@@ -301,7 +301,10 @@ class InsertsGranted(Protocol):
         """In one write: when ``request.key`` names a retained request, that request,
         untouched (no use is spent); else one use of the grant ``grant_id`` counted, as
         :meth:`GrantStore.use` counts it, and ``request`` inserted with ``history(grant)``.
-        ``None`` when the grant covers nothing now: then nothing was written.
+        ``None`` when the grant covers nothing now: then nothing was written. A ``request``
+        settled already (approved by the grant, ``history`` all of its history) is stored
+        so, as :meth:`~roomkit.stores.base.InsertsSettled.insert_settled` stores one, on a
+        store that can.
 
         Raises:
             ValueError, TypeError, InvalidTextError, StoreError: as

@@ -8,6 +8,10 @@ re-attached to (nothing is written); one past it is deleted, which frees the key
 create of the same key that commits first makes the INSERT write nothing, and the key is
 read again, for up to ``_KEY_RACES`` rounds.
 
+A request settled as it is made (a call decided without anyone) goes in with its outcome and
+its whole history, its ``settled_at`` the insert's time, and notifies its creation and its
+settle.
+
 A request a standing grant covers (:func:`insert_granted`) is inserted in the transaction
 that counts the grant's use, after the key is read: a key's holder is returned with no use
 spent, and an insert that fails takes the use back with it.
@@ -22,7 +26,7 @@ from typing import Any
 from psycopg import AsyncConnection, Rollback
 
 from roomkit.core.exceptions import StoreError
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._records import FIELDS, encode
 from roomkit.stores.base import PendingChangeKind
 from roomkit.stores.grants import Grant
@@ -42,6 +46,7 @@ use counted and the history the request starts with, or ``None`` when it covers 
 
 _KEY_RACES = 3
 """Times an insert tries again when a create of the same key committed under it."""
+_PENDING = PendingInputStatus.PENDING
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +87,10 @@ async def insert_request(
     ]
     clock, retained, judged_at = clocks.now, clocks.retained, clocks.judged_at
     chain = {request.pending_id: history}
-    created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
     if request.key is None:
         # No key to re-attach to: one statement, and the history's rows.
         async with link.connection() as db, db.transaction():
-            cursor = await db.execute(sql.insert, (*values, clock(), *created))
+            cursor = await db.execute(*_row(sql, request, values, clock()))
             if await cursor.fetchone() is None:
                 raise StoreError(f"pending request {request.pending_id!r} is already stored")
             await append_chained(db, sql, chain, judged_at())
@@ -101,7 +105,7 @@ async def insert_request(
                     return decode_row(row), False
                 # The key's holder is past its retention: it goes, the key is free.
                 await db.execute(sql.delete, (row[FIELDS.index("pending_id")],))
-            cursor = await db.execute(sql.insert, (*values, now, *created))
+            cursor = await db.execute(*_row(sql, request, values, now))
             if await cursor.fetchone() is not None:
                 await append_chained(db, sql, chain, judged_at())
                 return decode_row(values), True
@@ -139,7 +143,6 @@ async def insert_granted(
         stored(value) if isinstance(value, str) else value
         for value in (fields[name] for name in FIELDS)
     ]
-    created = (sql.channel, hint(PendingChangeKind.CREATED, request.pending_id))
     for _ in range(_KEY_RACES):
         async with link.connection() as db, db.transaction():
             now = clocks.now()
@@ -154,7 +157,7 @@ async def insert_granted(
             if used is None:
                 return None
             grant, history = used
-            cursor = await db.execute(sql.insert, (*values, now, *created))
+            cursor = await db.execute(*_row(sql, request, values, now))
             if await cursor.fetchone() is not None:
                 await append_chained(db, sql, {request.pending_id: history}, clocks.judged_at())
                 return decode_row(values), True, grant
@@ -168,3 +171,16 @@ async def insert_granted(
         f"the key {request.key!r} kept changing hands while request "
         f"{request.pending_id!r} was being created: try again"
     )
+
+
+def _row(
+    sql: Statements, request: PendingInput, values: list[Any], now: float
+) -> tuple[str, tuple[Any, ...]]:
+    """The statement that inserts ``request`` (its stored ``values``) at ``now``, and its
+    parameters: a pending request's, or one settled as it is made."""
+    pending_id = request.pending_id
+    created = (sql.channel, hint(PendingChangeKind.CREATED, pending_id))
+    if request.status is _PENDING:
+        return sql.insert, (*values, now, *created)
+    settled = (sql.channel, hint(PendingChangeKind.SETTLED, pending_id))
+    return sql.insert_settled, (*values, now, now, *created, *settled)

@@ -274,8 +274,11 @@ class PostgresStore(PartsFacade):
             cursor = await db.execute(statement, parameters)
             return list(await cursor.fetchall())
 
-    def _announce(self, kind: PendingChangeKind, pending_id: str) -> None:
-        self._feed.emit(PendingChange(kind, pending_id))
+    def _created(self, record: PendingInput) -> None:
+        """Tell this store's listeners of a request created (and settled, if inserted so)."""
+        self._feed.emit(PendingChange(PendingChangeKind.CREATED, record.pending_id))
+        if record.status is not _PENDING:
+            self._feed.emit(PendingChange(PendingChangeKind.SETTLED, record.pending_id, record))
 
     # -- records -------------------------------------------------------------------------------
 
@@ -296,6 +299,12 @@ class PostgresStore(PartsFacade):
                 refused a value too long for an index (the message names it).
         """
         check_insertable(request)
+        return await self._insert(request, history)
+
+    async def _insert(
+        self, request: PendingInput, history: Sequence[dict[str, Any]]
+    ) -> tuple[PendingInput, bool]:
+        """:meth:`insert`, of a request checked already (pending, or settled as it is made)."""
         entries = check_history(history)
         await self._ready()
         if self.clock() >= self._next_purge:
@@ -303,15 +312,17 @@ class PostgresStore(PartsFacade):
         clocks = Clocks(self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
         record, created = await insert_request(self._link, self._sql, request, entries, clocks)
         if created:
-            self._announce(PendingChangeKind.CREATED, request.pending_id)
+            self._created(record)
         return record, created
+
+    _insert_settled = _insert
 
     async def _insert_with_grant(
         self, request: PendingInput, grant_id: str, history: GrantedHistory
     ) -> GrantedInsert | None:
         from psycopg.errors import UndefinedTable
 
-        check_insertable(request)
+        check_insertable(request, settled=request.status is not _PENDING)
         check_grant_id(grant_id)
         await self._ready()
 
@@ -327,7 +338,7 @@ class PostgresStore(PartsFacade):
         if inserted is None:
             return None
         if inserted[1]:
-            self._announce(PendingChangeKind.CREATED, request.pending_id)
+            self._created(inserted[0])
         return GrantedInsert(*inserted)
 
     async def fetch(self, pending_id: str) -> PendingInput | None:

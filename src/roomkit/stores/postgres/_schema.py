@@ -200,6 +200,14 @@ class Statements:
         )
         """Parameters: the fields, changed_at, the channel and the hint. A new request is not
         announced yet; the hint leaves when the row is committed."""
+        self.insert_settled = (
+            f"INSERT INTO {pending} ({COLUMNS}, changed_at, settled_at) "
+            f"VALUES ({', '.join('%s' for _ in FIELDS)}, %s, %s) "
+            "ON CONFLICT DO NOTHING RETURNING pending_id, pg_notify(%s, %s), pg_notify(%s, %s)"
+        )
+        """Parameters: the fields, changed_at, settled_at, the channel and the creation's
+        hint, the channel and the settle's. A request settled as it is made owes no
+        announcement; both hints leave when the row is committed."""
         self.mark_announced = (
             f"UPDATE {pending} SET unannounced = NULL WHERE pending_id = %s AND unannounced"
         )

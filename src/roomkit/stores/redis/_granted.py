@@ -17,18 +17,18 @@ from dataclasses import replace
 from typing import Any
 
 from roomkit.core.exceptions import StoreError
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import check_history, check_insertable
 from roomkit.stores._records import decode
-from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.stores.grants import GrantedHistory, GrantedInsert, check_grant_id
 from roomkit.stores.redis import _history
+from roomkit.stores.redis import _inserts as inserts
 from roomkit.stores.redis import _scripts as scripts
 from roomkit.stores.redis._changes import NOTE_CHANGE
 from roomkit.stores.redis._history import HEAD_MOVED
 from roomkit.stores.redis._link import guard, text
 
-__all__ = ["INSERT_GRANTED", "insert_granted"]
+__all__ = ["INSERT_GRANTED", "INSERT_GRANTED_SETTLED", "insert_granted"]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.redis")
 
@@ -40,16 +40,8 @@ USES = "uses"
 _USE_RACES = 64
 """Times the grant is read again because other processes used it first."""
 
-INSERT_GRANTED = (
-    HEAD_MOVED
-    + NOTE_CHANGE
-    + """
--- KEYS: as INSERT's, the grant's hash in place of the key index, then the key index
--- ARGV: as INSERT's, then the store's now and the grant's uses as the caller read them
-local keyed, last = KEYS[9], #ARGV - 2
-local now, read_uses = tonumber(ARGV[#ARGV - 1]), tonumber(ARGV[#ARGV])
-"""
-    + scripts.INSERT_CHECKS
+_GRANT_CHECKS = (
+    inserts.INSERT_CHECKS
     + """
 local g = redis.call('HMGET', KEYS[8], 'revoked_at', 'expires_at', 'max_uses', 'uses')
 if g[1] == false or g[1] ~= '' or tonumber(g[2]) <= now then
@@ -63,8 +55,31 @@ if tonumber(g[4]) ~= read_uses then
 end
 redis.call('HINCRBY', KEYS[8], 'uses', 1)
 """
-    + scripts.INSERT_WRITES
 )
+
+
+def _script(settled: bool) -> str:
+    """The script of a granted insert: of a pending request, or of one ``settled`` as it is
+    made (``INSERT_SETTLED``'s arguments before the grant's)."""
+    after = 2 + (inserts.SETTLED_ARGS if settled else 0)
+    return (
+        HEAD_MOVED
+        + NOTE_CHANGE
+        + f"""
+-- KEYS: as INSERT's, the grant's hash in place of the key index, then the key index
+-- ARGV: as INSERT's, then the store's now and the grant's uses as the caller read them
+local keyed, last, settled = KEYS[9], #ARGV - {after}, {"true" if settled else "false"}
+local now, read_uses = tonumber(ARGV[#ARGV - 1]), tonumber(ARGV[#ARGV])
+"""
+        + _GRANT_CHECKS
+        + (inserts.SETTLED_WRITES if settled else "")
+        + inserts.INSERT_WRITES
+    )
+
+
+INSERT_GRANTED = _script(settled=False)
+INSERT_GRANTED_SETTLED = _script(settled=True)
+""":data:`INSERT_GRANTED` of a request the grant settles as it is made."""
 
 
 async def insert_granted(
@@ -77,7 +92,8 @@ async def insert_granted(
             the use is not counted.
         StoreUnavailableError: the server cannot be reached.
     """
-    check_insertable(request)
+    settled = request.status is not PendingInputStatus.PENDING
+    check_insertable(request, settled=settled)
     check_grant_id(grant_id)
     await store._ensure_open()
     grants = store.grants
@@ -94,14 +110,19 @@ async def insert_granted(
         entries = check_history(history(grant))
         while True:
             lines, after, signed = heads.link(pending_id, entries, head)
-            keys, args, fields = scripts.insert_call(
-                store._layout, request, store._cutoff(), (head[0], lines, signed)
+            keys, args, fields = inserts.insert_call(
+                store._layout,
+                request,
+                store._cutoff(),
+                (head[0], lines, signed),
+                store._settling_at(now) if settled else None,
             )
             # The grant's hash goes where the key index is, and the index (if any) after it.
             keys.insert(7, grants._item + grant_id)
+            script = store._insert_granted_settled if settled else store._insert_granted
             async with guard(store._where, within=store.timeout):
-                reply = await store._insert_granted(keys=keys, args=[*args, repr(now), read.uses])
-            if not (isinstance(reply, list) and text(reply[0]) == scripts.HEAD):
+                reply = await script(keys=keys, args=[*args, repr(now), read.uses])
+            if not (isinstance(reply, list) and text(reply[0]) == inserts.HEAD):
                 break
             head = _history.Heads.moved(pending_id, reply[1])
         if isinstance(reply, list) and text(reply[0]) == USES:
@@ -116,7 +137,7 @@ async def insert_granted(
             return GrantedInsert(record, False, None)
         if lines:
             heads.wrote(pending_id, head[0] + len(lines), after)
-        store._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
+        store._created(record)
         return GrantedInsert(record, True, grant)
     # A grant in such demand only spares a question: the person is asked instead.
     logger.warning("grant %r kept being used by others: asking a person instead", grant_id)

@@ -63,12 +63,13 @@ from roomkit.stores.base import PendingChange, PendingChangeKind
 from roomkit.stores.grants import GrantedHistory, GrantedInsert
 from roomkit.stores.outbox import KEEP_DONE, Outbox
 from roomkit.stores.redis import _history
+from roomkit.stores.redis import _inserts as inserts
 from roomkit.stores.redis import _scripts as scripts
 from roomkit.stores.redis._approvals import Approvals
 from roomkit.stores.redis._batch import ScriptBatcher
 from roomkit.stores.redis._changes import changes_since, log_keys
 from roomkit.stores.redis._feed import ChangeFeed
-from roomkit.stores.redis._granted import INSERT_GRANTED, insert_granted
+from roomkit.stores.redis._granted import INSERT_GRANTED, INSERT_GRANTED_SETTLED, insert_granted
 from roomkit.stores.redis._grants import RedisGrants
 from roomkit.stores.redis._link import (
     check_persistence,
@@ -201,8 +202,10 @@ class RedisStore(PartsFacade):
         """The standing grants beside the requests, on the same server (one per store)."""
         self._where = describe(client)
         self._layout = scripts.Layout(prefix)
-        self._insert = ScriptBatcher(client, client.register_script(scripts.INSERT))
+        self._insert = ScriptBatcher(client, client.register_script(inserts.INSERT))
+        self._settled_insert = ScriptBatcher(client, client.register_script(inserts.INSERT_SETTLED))
         self._insert_granted = client.register_script(INSERT_GRANTED)
+        self._insert_granted_settled = client.register_script(INSERT_GRANTED_SETTLED)
         self._set_deadline = client.register_script(scripts.SET_DEADLINE)
         self._purge = client.register_script(scripts.PURGE)
         self._feed = ChangeFeed(client.connection_pool, self._layout.channel, where=self._where)
@@ -210,7 +213,7 @@ class RedisStore(PartsFacade):
         self._look = lambda mark: changes_since(
             self._ensure_open, client, log, (self._where, self.timeout), mark
         )
-        audit_ms = scripts.audit_ms(self.audit_retention)
+        audit_ms = self._audit_ms = scripts.audit_ms(self.audit_retention)
         self.trail = RedisTrail(client, self._layout, self, self._ensure_open)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
         heads = _history.Heads(self.trail.anchoring)  # this process's last of each chain
@@ -299,29 +302,56 @@ class RedisStore(PartsFacade):
             StoreUnavailableError: the server cannot be reached.
         """
         check_insertable(request)
+        return await self._inserted(request, history, settled=False)
+
+    async def _insert_settled(
+        self, request: PendingInput, history: Sequence[dict[str, Any]]
+    ) -> tuple[PendingInput, bool]:
+        return await self._inserted(request, history, settled=True)
+
+    async def _inserted(
+        self, request: PendingInput, history: Sequence[dict[str, Any]], *, settled: bool
+    ) -> tuple[PendingInput, bool]:
         entries = check_history(history)
         await self._ensure_open()
         pending_id = request.pending_id
         head = self._heads.guess(pending_id)
+        script = self._settled_insert if settled else self._insert
         while True:
             lines, after, signed = self._heads.link(pending_id, entries, head)
-            keys, args, fields = scripts.insert_call(
-                self._layout, request, self._cutoff(), (head[0], lines, signed)
+            keys, args, fields = inserts.insert_call(
+                self._layout,
+                request,
+                self._cutoff(),
+                (head[0], lines, signed),
+                self._settling_at(self.clock()) if settled else None,
             )
             async with guard(self._where, within=self.timeout):
-                reply = await self._insert(keys, args)
-            if not (isinstance(reply, list) and text(reply[0]) == scripts.HEAD):
+                reply = await script(keys, args)
+            if not (isinstance(reply, list) and text(reply[0]) == inserts.HEAD):
                 break
             head = _history.Heads.moved(pending_id, reply[1])
-        if isinstance(reply, bytes | str) and text(reply) == scripts.DUPLICATE:
+        if isinstance(reply, bytes | str) and text(reply) == inserts.DUPLICATE:
             raise StoreError(f"pending record {pending_id!r} is already stored at {self._where}")
         created = bool(int(reply[0]))
         record = decode(scripts.unpack(reply[1]) if len(reply) > 1 else fields, hashed=True)
         if created:
             if lines:
                 self._heads.wrote(pending_id, head[0] + len(lines), after)
-            self._feed.emit(PendingChange(PendingChangeKind.CREATED, pending_id))
+            self._created(record)
         return record, created
+
+    def _settling_at(self, now: float) -> tuple[float, float, int | str]:
+        """What an insert of a request settled as it is made at ``now`` writes besides it:
+        its time, and how long it and its history are kept."""
+        return now, self._keep, self._audit_ms
+
+    def _created(self, record: PendingInput) -> None:
+        """Tell this store's listeners of a request created, and of its settle when it was
+        inserted settled."""
+        self._feed.emit(PendingChange(PendingChangeKind.CREATED, record.pending_id))
+        if record.status is not _PENDING:
+            self._feed.emit(PendingChange(PendingChangeKind.SETTLED, record.pending_id, record))
 
     async def _insert_with_grant(
         self, request: PendingInput, grant_id: str, history: GrantedHistory

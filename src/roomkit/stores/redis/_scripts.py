@@ -1,7 +1,8 @@
 """The Lua scripts behind :class:`~roomkit.stores.redis._requests.RedisStore`.
 
 Each write that must be atomic runs as one script on the server: the key check and the
-insert, the settle (the store's one check-and-set), the deadline update and the purge. A
+insert (:mod:`~roomkit.stores.redis._inserts`), the settle (the store's one check-and-set),
+the deadline update and the purge. A
 script runs alone on the server, so no other client sees a record half written, and its
 ``PUBLISH`` goes out with the write it announces.
 
@@ -46,7 +47,7 @@ from redis.asyncio import Redis
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome
-from roomkit.stores._records import FORMAT, NONE, decode, encode_hash, marked
+from roomkit.stores._records import FORMAT, NONE, decode, marked
 from roomkit.stores.base import SETTLED_LIMIT
 from roomkit.stores.redis._changes import NOTE_CHANGE
 from roomkit.stores.redis._history import HEAD_MOVED
@@ -55,11 +56,6 @@ from roomkit.stores.redis._link import glob_escape
 
 __all__ = [
     "CORRUPT",
-    "DUPLICATE",
-    "HEAD",
-    "INSERT",
-    "INSERT_CHECKS",
-    "INSERT_WRITES",
     "LATE",
     "LOST_TO_DEADLINE",
     "PURGE",
@@ -69,7 +65,6 @@ __all__ = [
     "Layout",
     "audit_ms",
     "decode_hashes",
-    "insert_call",
     "settle_args",
     "trim_settled",
     "unpack",
@@ -77,10 +72,6 @@ __all__ = [
 
 CORRUPT = "corrupt"
 """What a script returns when the record at the key is not one this library wrote."""
-DUPLICATE = "duplicate"
-"""What the insert returns when another request already has the id."""
-HEAD = "head"
-"""What leads the insert's reply when the history's head moved: ``[HEAD, head]``."""
 LATE = "late"
 """What the settle returns, having written nothing, when it found the deadline passed and
 has no deadline's entry to append in place of its own: it runs again with one."""
@@ -103,84 +94,6 @@ local function read_record(rec, format, ...)
   return cur
 end
 """
-
-INSERT_CHECKS = """
--- KEYS: record, pending index, room index, history list, signed head, heads to
---       checkpoint, change log[, key index] (`keyed`, set by the script's first line)
---       (the script's first lines also set `last`, the index of its last ARGV of the insert)
--- ARGV: id, score, channel, record key prefix, retention cutoff, created_at, arguments,
---       the history's length as the caller read it, h (how many entries start it), the
---       signed head they leave, the h entries' texts (linked to the head read), field,
---       value, ...
-local id = ARGV[1]
-local h = tonumber(ARGV[9])
-local function expired(rec)
-  local cur = redis.call('HMGET', rec, 'status', 'settled_at')
-  local settled_at = tonumber(cur[2])
-  return cur[1] ~= 'pending' and settled_at ~= nil and settled_at <= tonumber(ARGV[5])
-end
-local function same(rec)
-  -- The same request stored again is this insert retried after a lost reply.
-  local cur = redis.call('HMGET', rec, 'created_at', 'arguments')
-  return cur[1] == ARGV[6] and cur[2] == ARGV[7]
-end
-if keyed then
-  local owner = redis.call('GET', keyed)
-  if owner then
-    local rec = ARGV[4] .. owner
-    if redis.call('EXISTS', rec) == 1 then
-      if not expired(rec) then
-        local created = 0
-        if owner == id and same(rec) then
-          created = 1
-        end
-        return {created, cjson.encode(redis.call('HGETALL', rec))}
-      end
-      redis.call('DEL', rec)
-    end
-  end
-end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  if same(KEYS[1]) then
-    return {1, cjson.encode(redis.call('HGETALL', KEYS[1]))}
-  end
-  return 'duplicate'
-end
-if h > 0 then
-  -- Checked before anything is written: a moved head sends the caller to link again.
-  local moved = head_moved(KEYS[4], tonumber(ARGV[8]))
-  if moved then
-    return {'head', moved}
-  end
-end
-"""
-"""The checks of :data:`INSERT`, which write nothing (but the key's expired holder): a
-script that writes more with the insert checks what it needs after them."""
-
-INSERT_WRITES = """
-if h > 0 then
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 11, 10 + h))
-  anchor(KEYS[5], KEYS[6], ARGV[10])
-end
-redis.call('HSET', KEYS[1], unpack(ARGV, 11 + h, last))
-redis.call('ZADD', KEYS[2], ARGV[2], id)
-redis.call('ZADD', KEYS[3], ARGV[2], id)
-if keyed then
-  redis.call('SET', keyed, id)
-end
-note_change(KEYS[7], id)
-redis.call('PUBLISH', ARGV[3], 'created ' .. id)
-return {1}
-"""
-"""The writes of :data:`INSERT`, once its checks passed."""
-
-INSERT = (
-    HEAD_MOVED
-    + NOTE_CHANGE
-    + "local keyed, last = KEYS[8], #ARGV\n"
-    + INSERT_CHECKS
-    + INSERT_WRITES
-)
 
 SETTLE = (
     HEAD_MOVED
@@ -339,46 +252,6 @@ for _, rec in ipairs(KEYS) do
 end
 return gone
 """
-
-
-def insert_call(
-    layout: Layout,
-    request: PendingInput,
-    cutoff: float,
-    history: tuple[int, list[str], str],
-) -> tuple[list[str], list[Any], dict[str, Any]]:
-    """The keys and arguments of :data:`INSERT`, and the record's fields as the hash holds them.
-
-    ``cutoff`` is the time at or before which a settled holder of the key has expired.
-    ``history`` is the length of the request's history the caller read, the texts that
-    start it (linked to the head read; none for no history) and the signed head they leave
-    (``''``: none).
-    """
-    fields = encode_hash(request)
-    pending_id = request.pending_id
-    length, lines, signed = history
-    keys = [layout.record(pending_id), layout.pending, layout.room(request.room_id)]
-    keys += layout.chain(pending_id)
-    keys.append(layout.changes)
-    if request.key is not None:
-        keys.append(layout.keys + marked(request.key))
-    args: list[Any] = [
-        pending_id,
-        repr(request.created_at.timestamp()),
-        layout.channel,
-        layout.records,
-        repr(cutoff),
-        fields["created_at"],
-        fields["arguments"],
-        length,
-        len(lines),
-        signed,
-        *lines,
-    ]
-    for name, value in fields.items():
-        args += (name, value)
-    args += (UNANNOUNCED, "1")
-    return keys, args, fields
 
 
 def settle_args(

@@ -7,6 +7,10 @@ purge run in this write, which frees the key. The row and its ``created`` entry
 staged in the store's change log. Only an id stored already is said to be a duplicate: any
 other constraint the file holds refuses the row as SQLite says it.
 
+A request settled as it is made goes in with its outcome (its ``settled_at`` the write's
+time) and its whole history, and owes no announcement; the change staged for it tells this
+store's listeners of its creation, then of its settle.
+
 An ungranted insert looks first for a live standing grant on the request's tool, in the same
 write, and writes nothing when there is one. A granted insert counts the grant's use in the
 same write, after the key is read: a key's holder is returned with no use spent, and an
@@ -61,16 +65,19 @@ class Inserting(ChainPart):
         *,
         ungranted: bool,
         granted: GrantUse | None = None,
+        settled: bool = False,
     ) -> tuple[PendingInput, bool] | None:
         """``(record, True)`` when the request was created, ``(the key's retained holder,
         False)`` when there is one; ``None`` when a grant was looked for (``ungranted``) and
         one is live, or when ``granted`` covers nothing now (then nothing is written).
+        ``settled``: the request is settled as it is made (resolved or rejected), and
+        ``history`` is all of its history.
 
         Raises:
             ValueError, TypeError, InvalidTextError, StoreError: as
                 :meth:`~roomkit.stores.sqlite.SQLiteStore.insert` says.
         """
-        check_insertable(request)
+        check_insertable(request, settled=settled)
         entries = check_history(history)
         fields = encode(request)
         values = [fields[name] for name in FIELDS]
@@ -91,7 +98,10 @@ class Inserting(ChainPart):
             self.purge_due(db, now)
             try:
                 seq = next_seq(db)
-                db.execute(sql.INSERT, (*values, now, seq))
+                if settled:
+                    db.execute(sql.INSERT_SETTLED, (*values, now, now, seq))
+                else:
+                    db.execute(sql.INSERT, (*values, now, seq))
             except sqlite3.IntegrityError as error:
                 # Only an id stored already is a duplicate: any other constraint the file
                 # holds (a NOT NULL, a CHECK, a trigger's) is said as SQLite says it.
@@ -105,7 +115,10 @@ class Inserting(ChainPart):
                 raise (refused if granted is None else Undo(refused)) from None
             append_chained(db, request.pending_id, chain, now, self.trail.anchoring)
             self.changes.stage(PendingChangeKind.CREATED, request.pending_id, seq)
-            return decode(fields), True
+            record = decode(fields)
+            if settled:
+                self.changes.stage(PendingChangeKind.SETTLED, request.pending_id, seq, record)
+            return record, True
 
         inserted: tuple[PendingInput, bool] | None = await self.write(write)
         return inserted

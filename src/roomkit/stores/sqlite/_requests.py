@@ -306,6 +306,13 @@ class SQLiteStore(PartsFacade):
         """
         return await self._inserting.insert(request, history, ungranted=True)
 
+    async def _insert_settled(
+        self, request: PendingInput, history: Sequence[dict[str, Any]]
+    ) -> tuple[PendingInput, bool]:
+        inserted = await self._inserting.insert(request, history, ungranted=False, settled=True)
+        assert inserted is not None  # only a look for grants writes nothing
+        return inserted
+
     async def _insert_with_grant(
         self, request: PendingInput, grant_id: str, history: GrantedHistory
     ) -> GrantedInsert | None:
@@ -322,7 +329,10 @@ class SQLiteStore(PartsFacade):
             except StoreError as error:
                 raise Undo(error) from None  # the use goes back with the rest of the write
 
-        inserted = await self._inserting.insert(request, (), ungranted=False, granted=use)
+        settled = request.status is not _PENDING
+        inserted = await self._inserting.insert(
+            request, (), ungranted=False, granted=use, settled=settled
+        )
         if inserted is None:
             return None
         record, created = inserted

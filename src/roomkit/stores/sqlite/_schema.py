@@ -67,6 +67,7 @@ __all__ = [
     "CHANGES_SINCE",
     "COLUMNS",
     "INSERT",
+    "INSERT_SETTLED",
     "MADE_TABLES",
     "MARK_ANNOUNCED",
     "PENDING_COLUMNS",
@@ -188,6 +189,12 @@ INSERT = (
     f"VALUES ({', '.join('?' for _ in FIELDS)}, NULL, ?, ?, 1)"
 )
 """Parameters: the fields, changed_at, seq. A new request is not announced yet."""
+INSERT_SETTLED = (
+    f"INSERT INTO roomkit_pending ({COLUMNS}, settled_at, changed_at, seq, unannounced) "
+    f"VALUES ({', '.join('?' for _ in FIELDS)}, ?, ?, ?, NULL)"
+)
+"""Parameters: the fields, settled_at, changed_at, seq. A request settled as it is made owes
+no announcement."""
 
 PENDING_COLUMNS = "SELECT name FROM pragma_table_info('roomkit_pending')"
 ADD_UNANNOUNCED = "ALTER TABLE roomkit_pending ADD COLUMN unannounced INTEGER"
