@@ -49,7 +49,9 @@ async def unasked(asker: Asker, pause: Pause, ruling: Ruling, name: str) -> Pend
     approvers = (ruling.by,) if ruling.by is not None else ()
     with on_record(ruling, refusal):
         request = await create_paused(asker, pause, approvers=approvers, surface=POLICY)
-    # Read again: a durable store's insert hands back the request as it was before its settle.
+    if request.status is not _PENDING:
+        return request  # settled in its insert's own write
+    # Read again: settled after its insert, which handed it back as it was before.
     return await asker.handler.get_request(request.pending_id) or request
 
 

@@ -2,9 +2,11 @@
 
 Inside :func:`decided_at_once`, an approval the handler creates is nobody's to decide: it
 is stored unannounced, no standing grant is spent on it, and it is settled with the given
-decision (its ``decided`` and ``settled`` entries) right after its insert: in the same step
-on the memory store, with one more write on a durable one. Its history then reads
-``created``, whatever :func:`created_with` adds (the policy's ``policy_decided``),
+decision (its ``decided`` and ``settled`` entries) as it is stored: in the same step on the
+memory store, in the insert's own write on a durable one that can
+(:class:`~roomkit.stores.base.InsertsSettled`: a process stopped there leaves it settled or
+not stored, never open with nobody to answer it), else with one more write. Its history
+then reads ``created``, whatever :func:`created_with` adds (the policy's ``policy_decided``),
 ``decided``, ``settled``: the evidence of a call that ran, or was refused, without anyone.
 """
 

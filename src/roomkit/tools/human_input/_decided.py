@@ -11,8 +11,9 @@ when it is read (:mod:`~roomkit.tools.human_input._later`; its ``created`` entry
 copy of the arguments of its own, so nothing the tool does to those it is handed changes
 it). On a durable store, and for a request named by its key (which may
 re-attach to one a person was asked about), the request, made the same way, is held as
-:meth:`~roomkit.tools.human_input.HumanInputHandler.create_approval` holds one, writes
-and all.
+:meth:`~roomkit.tools.human_input.HumanInputHandler.create_approval` holds one: on a
+durable store stored settled in one write, its whole history with it
+(:class:`~roomkit.stores.base.InsertsSettled`).
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ change while it is open, so the request as read has the digest its settle would 
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -32,7 +31,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from roomkit.core.context_vars import bound
-from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, VoteNeedsActorError
+from roomkit.core.exceptions import InvalidAnswerError, VoteNeedsActorError
 from roomkit.models.decisions import Approve
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
@@ -41,9 +40,10 @@ from roomkit.tools._actor_ids import actor_ids
 from roomkit.tools.approvals import Decision, read_decision
 from roomkit.tools.human_input._at_once import at_once
 from roomkit.tools.human_input._checks import check_digest
+from roomkit.tools.human_input._edits import changed, checked_edit
 from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
 from roomkit.tools.human_input._keys import reattached
-from roomkit.tools.validation import check_tool_schema, validate_tool_arguments
+from roomkit.tools.validation import check_tool_schema
 
 if TYPE_CHECKING:
     from roomkit.routing import Router
@@ -72,8 +72,6 @@ ALL_DECISIONS = ("approve", "edit", "reject", "respond")
 APPROVED = Approve().canonical
 MAX_DESCRIPTION_CHARS = 4000
 """The longest tool description an approval's history keeps (a longer one is cut)."""
-MAX_SHOWN_ARGUMENTS = 2000
-"""The most characters of the new arguments an :class:`ArgumentsChangedError` message quotes."""
 
 _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
@@ -238,17 +236,25 @@ class Decisions:
         (see :meth:`~roomkit.tools.human_input._durable_engine.DurableEngine.create`)."""
         entries = opening_entries(request, surface, about)
         settling = at_once()
+        engine = self._engine
         if settling is None:
-            found = await self._engine.create(request, timeout, entries, reattaching=reattaching)
+            found = await engine.create(request, timeout, entries, reattaching=reattaching)
             return await reattached(request, found, self.history)
-        record = await self._engine.create(request, timeout, entries, announce=False)
+        decision, by, through = settling
+        if engine.durable and request.quorum is None and engine.inserts_settled:
+            # One write: a process stopped here leaves the request settled, or nothing.
+            judged = self._decision(request, decision)
+            settlement = await self.settlement(request, judged, by, through)
+            durable = cast("DurableEngine", engine)
+            record = await durable.create_settled(request, timeout, entries, settlement)
+        else:
+            record = await engine.create(request, timeout, entries, announce=False)
         await reattached(request, record, self.history)
         if record.status is _PENDING:
             if record.pending_id != request.pending_id:
                 # Re-attached by its key, still open: this decision joins its history too.
                 for entry in entries[1:]:
                     await self.log.append_history(record.pending_id, entry)
-            decision, by, through = settling
             await self.decide(record, decision, by, through)
         return record
 
@@ -275,6 +281,32 @@ class Decisions:
         """
         if shown is not None:
             check_digest(shown)
+        decision = self._decision(request, text)
+        if request.quorum is not None:
+            return await self.vote(request, decision, by, surface, shown)
+        digest = request.arguments_digest
+        if decision.arguments is not None:
+            digest = checked_edit(request, decision.arguments)
+        canonical = decision.canonical
+        engine = self._engine
+        if request.status is not _PENDING:
+            return answered(request, canonical, by)
+        if shown is not None and shown != request.arguments_digest:
+            raise changed(request)
+        # The decision and the outcome join the history in the settle's own transaction.
+        if await (settle or engine.settle)(
+            await self.settlement(request, decision, by, surface, digest)
+        ):
+            return True
+        settled = await engine.get_request(request.pending_id)
+        return by is not None and answered(settled, canonical, by)
+
+    def _decision(self, request: PendingInput, text: str | Decision) -> Decision:
+        """The decision ``text`` on the approval ``request``, one it takes.
+
+        Raises:
+            InvalidAnswerError: ``text`` is not a decision, or one ``request`` does not take.
+        """
         decision = read_decision(text)
         allowed = allowed_decisions(request)
         if decision.kind not in allowed:
@@ -282,38 +314,44 @@ class Decisions:
                 f"approval {request.pending_id} of {request.tool_name!r} takes "
                 f"{', '.join(allowed)} only, not {decision.kind}"
             )
-        if request.quorum is not None:
-            return await self.vote(request, decision, by, surface, shown)
-        digest = request.arguments_digest
+        return decision
+
+    async def settlement(
+        self,
+        request: PendingInput,
+        decision: Decision,
+        by: str | None,
+        surface: str | None,
+        digest: str | None = None,
+    ) -> Settlement:
+        """The settle of the open approval ``request`` with ``decision`` by ``by`` (through
+        ``surface``): its outcome, its ``decided`` and ``settled`` entries. ``digest`` is
+        that of the arguments approved, checked already (an edit's is checked here when
+        not given).
+
+        Raises:
+            InvalidAnswerError: an edit breaks the tool's schema.
+        """
         fields: dict[str, Any] = {"decision": decision.kind}
         if decision.arguments is not None:
-            digest = _checked_edit(request, decision.arguments)
+            if digest is None:
+                digest = checked_edit(request, decision.arguments)
             fields["arguments"] = decision.arguments
-        canonical = decision.canonical
-        engine = self._engine
-        pending_id = request.pending_id
-        if request.status is not _PENDING:
-            return answered(request, canonical, by)
-        if shown is not None and shown != request.arguments_digest:
-            raise _changed(request)
         if decision.kind == "reject":
             status, text = _REJECTED, decision.text
             fields["reason"] = decision.text
         else:
-            status, text = _RESOLVED, canonical
+            status, text = _RESOLVED, decision.canonical
             if decision.kind == "respond":
                 fields["result"] = decision.text
         if decision.kind in ("approve", "edit"):
-            fields["digest"] = digest
+            fields["digest"] = digest or request.arguments_digest
         if self.router is not None and by is not None:
             fields.update(await _on_behalf(self.router, request, by))
         decided = new_entry("decided", actor=by, surface=surface, **fields)
-        # The decision and the outcome join the history in the settle's own transaction.
-        if await (settle or engine.settle)(
-            Settlement(pending_id, status, text, by, (decided, *trail(status, by, surface)))
-        ):
-            return True
-        return by is not None and answered(await engine.get_request(pending_id), canonical, by)
+        return Settlement(
+            request.pending_id, status, text, by, (decided, *trail(status, by, surface))
+        )
 
     async def vote(
         self,
@@ -349,7 +387,7 @@ class Decisions:
             )
         edited = None
         if decision.arguments is not None:
-            edited = _checked_edit(request, decision.arguments)
+            edited = checked_edit(request, decision.arguments)
         stands: tuple[tuple[str, str | None], ...] = ()
         if self.router is not None:
             standing = await self.router.standing(request, by)
@@ -367,7 +405,7 @@ class Decisions:
         )
         judgement = await self._engine.vote(request.pending_id, ballot)
         if judgement.stale and judgement.record is not None:
-            raise _changed(judgement.record)
+            raise changed(judgement.record)
         return judgement.accepted
 
     async def record(self, pending_id: str, entry: dict[str, Any] | Entry) -> int:
@@ -446,29 +484,3 @@ async def _on_behalf(router: Router, request: PendingInput, by: str) -> dict[str
     if found.delegation_id is not None:
         fields["delegation_id"] = found.delegation_id
     return fields
-
-
-def _changed(request: PendingInput) -> ArgumentsChangedError:
-    """The error of a decision on arguments ``request`` no longer holds: it quotes them."""
-    now = json.dumps(request.arguments, ensure_ascii=False, sort_keys=True)
-    if len(now) > MAX_SHOWN_ARGUMENTS:
-        now = now[: MAX_SHOWN_ARGUMENTS - 3] + "..."
-    return ArgumentsChangedError(
-        f"The arguments of {request.tool_name!r} (pending {request.pending_id}) changed after "
-        f"they were shown, so nothing was decided: they are now {now}; decide on these",
-        request,
-    )
-
-
-def _checked_edit(request: PendingInput, arguments: dict[str, Any]) -> str:
-    """The digest of an edit's ``arguments``, once they match the tool's schema.
-
-    Raises:
-        InvalidAnswerError: they do not.
-    """
-    problem = validate_tool_arguments(request.answer_schema or {}, arguments)
-    if problem is not None:
-        raise InvalidAnswerError(
-            f"Invalid edit for {request.tool_name!r} (pending {request.pending_id}): {problem}"
-        )
-    return arguments_digest(request.tool_name, arguments)

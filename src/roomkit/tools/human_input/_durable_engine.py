@@ -25,6 +25,7 @@ from roomkit.stores.base import (
     ChangeListener,
     DurableSettledHistory,
     DurableStore,
+    InsertsSettled,
     PlainSettle,
     SpendLedger,
     VotingStore,
@@ -67,7 +68,7 @@ _SEEN = 1024
 class DurableEngine:
     """Requests in a durable store; this process's waits woken by its change feed."""
 
-    __slots__ = ("_announcer", "_plain", "_seen", "_waits", "store")
+    __slots__ = ("_announcer", "_plain", "_seen", "_waits", "inserts_settled", "store")
 
     durable = True
 
@@ -84,6 +85,9 @@ class DurableEngine:
         self._seen: OrderedDict[str, PendingInput] = OrderedDict()
         # Decided once: an isinstance against a protocol costs tens of microseconds.
         self._plain = store if isinstance(store, PlainSettle) else None
+        self.inserts_settled = isinstance(store, InsertsSettled)
+        """Whether the store inserts a request settled as it is made, in one write
+        (:meth:`create_settled`)."""
 
     # -- creating ----------------------------------------------------------------------------
 
@@ -104,13 +108,9 @@ class DurableEngine:
         announced, and returns it as it is to be read (settled, maybe: then it is owed
         no announcement)."""
         store, waits = self.store, self._waits
-        if waits.mine.review_due():  # before the insert: a cut here has created nothing
-            await waits.forget_settled()
         if history is None:
             history = (asked_entry(request),)
-        if timeout is not None:
-            request.deadline = store.clock() + timeout
-        looks = waits.sweeper.looks_before_insert()
+        looks = await self._before_insert(request, timeout)
         if looking_for_grants() and inserts_ungranted(store):
             inserted = await cast(InsertsUngranted, store).insert_ungranted(
                 request, history=history
@@ -122,11 +122,30 @@ class DurableEngine:
             record, created = await store.insert(request, history=history)
         # A request created here and not collected yet is being announced already.
         owed = not created and record.pending_id not in waits.local
-        waits.mine.hold(record, looks)
+        self._hold(record, looks, created)
         if owed and reattaching is not None and record.status is _PENDING:
             record = await reattaching(record)
         if announce and (created or (owed and record.status is _PENDING)):
             self._announcer.announce_stored(store, record, owed=owed)
+        return record
+
+    async def create_settled(
+        self,
+        request: PendingInput,
+        timeout: float | None,
+        history: tuple[dict[str, Any], ...],
+        settlement: Settlement,
+    ) -> PendingInput:
+        """Insert ``request`` settled as ``settlement`` says (a call decided without anyone),
+        ``history`` then the settlement's entries all of its history, in one write
+        (:class:`~roomkit.stores.base.InsertsSettled`), or find the request its key names
+        (it may still be open). Nothing is announced; the record is held here as
+        :meth:`create` holds it, for the wait that collects it."""
+        looks = await self._before_insert(request, timeout)
+        record, created = await cast(InsertsSettled, self.store).insert_settled(
+            settlement.made(request), history=(*history, *settlement.history)
+        )
+        self._hold(record, looks, created)
         return record
 
     async def create_granted(
@@ -140,17 +159,29 @@ class DurableEngine:
         its use counted in the insert's own write (the store's
         :class:`~roomkit.stores.grants.InsertsGranted`), or re-attach to the request its key
         names (no use spent); ``None`` when the grant covers nothing now."""
-        store, waits = self.store, self._waits
+        looks = await self._before_insert(request, timeout)
+        inserting = cast(InsertsGranted, self.store)
+        inserted = await inserting.insert_granted(request, grant_id, history=history)
+        if inserted is not None:
+            self._hold(inserted.record, looks, inserted.created)
+        return inserted
+
+    async def _before_insert(self, request: PendingInput, timeout: float | None) -> int | None:
+        """Make ready for the insert of ``request``: its deadline on the store's clock, the
+        requests held here reviewed when due; the looks begun before the insert."""
+        waits = self._waits
         if waits.mine.review_due():  # before the insert: a cut here has created nothing
             await waits.forget_settled()
         if timeout is not None:
-            request.deadline = store.clock() + timeout
-        looks = waits.sweeper.looks_before_insert()
-        inserting = cast(InsertsGranted, store)
-        inserted = await inserting.insert_granted(request, grant_id, history=history)
-        if inserted is not None:
-            waits.mine.hold(inserted.record, looks)
-        return inserted
+            request.deadline = self.store.clock() + timeout
+        return waits.sweeper.looks_before_insert()
+
+    def _hold(self, record: PendingInput, looks: int | None, created: bool) -> None:
+        """Hold ``record`` as its insert returned it, for the wait that collects it; one
+        created settled (as it was made) is handed over at once: its wait reads nothing."""
+        self._waits.mine.hold(record, looks)
+        if created and record.status is not _PENDING:
+            self._waits.settled(record)
 
     # -- waiting -----------------------------------------------------------------------------
 

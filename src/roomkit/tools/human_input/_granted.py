@@ -11,8 +11,13 @@ stopped in between) is settled by the grant it cites when its call re-attaches t
 anyone is told of it: its use was counted while the grant was live, so it is settled so even
 once the grant is used up (that use may have been its last), expired or revoked since.
 
-The settle is a write of its own, after the insert: the decision and the outcome join the
-request's history in the settle's transaction, as any decision's do.
+On a store that inserts a request settled (:class:`~roomkit.stores.base.InsertsSettled`:
+every durable store of roomkit's), the request is inserted approved, its ``decided`` and
+``settled`` entries with the rest of its history, in the write that counts the use: a process
+stopped there leaves the use, the request and its approval together or none of them, with or
+without a key to re-attach by. Elsewhere (the memory store, grants kept apart from the
+requests) the settle is a write of its own, after the insert: the decision and the outcome
+join the request's history in the settle's transaction, as any decision's do.
 """
 
 from __future__ import annotations
@@ -66,6 +71,8 @@ async def settle_granted(
             continue  # revoked, expired or used up meanwhile
         if inserted.created:
             assert inserted.grant is not None
+            if inserted.record.status is not _PENDING:
+                return inserted.record  # settled in its insert
             return await _settle(decisions, inserted.record, inserted.grant.grant_id)
         request.quorum, request.voters = quorum, voters
         return await _reattached(decisions, request, inserted.record, timeout, surface, about)
@@ -119,7 +126,15 @@ async def _insert(
         return GrantedInsert(record, record.pending_id == request.pending_id, used)
     store = engine.store
     if isinstance(store, InsertsGranted) and grants is getattr(store, "grants", None):
-        return await engine.create_granted(request, timeout, grant_id, history)
+        if not engine.inserts_settled:
+            return await engine.create_granted(request, timeout, grant_id, history)
+        # The use, the request and its approval in one write.
+        settlement = _approval(request, grant_id)
+
+        def whole(grant: Grant) -> tuple[dict[str, Any], ...]:
+            return (*history(grant), *settlement.history)
+
+        return await engine.create_granted(settlement.made(request), timeout, grant_id, whole)
     # Grants kept apart from the requests (an application's own) cannot share their write:
     # the use is counted first, and the request citing it inserted after.
     used = await grants.use(grant_id)
@@ -129,21 +144,25 @@ async def _insert(
     return GrantedInsert(record, record.pending_id == request.pending_id, used)
 
 
-async def _settle(decisions: Decisions, record: PendingInput, grant_id: str) -> PendingInput:
-    """Settle the stored approval ``record`` approved by the grant ``grant_id``."""
-    engine = decisions.engine
+def _approval(record: PendingInput, grant_id: str) -> Settlement:
+    """The approval of ``record`` by the grant ``grant_id``: its outcome, its ``decided``
+    and ``settled`` entries."""
     decided = new_entry(
         "decided", surface=GRANT, decision="approve", digest=record.arguments_digest
     )
-    await engine.settle(
-        Settlement(
-            record.pending_id,
-            _RESOLVED,
-            APPROVED,
-            f"{GRANT}:{grant_id}",
-            (decided, *trail(_RESOLVED, None, GRANT)),
-        )
+    return Settlement(
+        record.pending_id,
+        _RESOLVED,
+        APPROVED,
+        f"{GRANT}:{grant_id}",
+        (decided, *trail(_RESOLVED, None, GRANT)),
     )
+
+
+async def _settle(decisions: Decisions, record: PendingInput, grant_id: str) -> PendingInput:
+    """Settle the stored approval ``record`` approved by the grant ``grant_id``."""
+    engine = decisions.engine
+    await engine.settle(_approval(record, grant_id))
     return await engine.get_request(record.pending_id) or record
 
 

@@ -14,7 +14,7 @@ votes are the store's own operations.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -43,6 +43,13 @@ class Settlement:
     def outcome(self) -> SettleOutcome:
         """The outcome keywords of the store's settle."""
         return given(self.status, self.text, self.by)
+
+    def made(self, request: PendingInput) -> PendingInput:
+        """``request`` (made and not stored yet) as this settle leaves it: what a store that
+        inserts it settled (:class:`~roomkit.stores.base.InsertsSettled`) is handed."""
+        if self.status is _RESOLVED:
+            return replace(request, status=self.status, result=self.text, settled_by=self.by)
+        return replace(request, status=self.status, reject_reason=self.text, settled_by=self.by)
 
 
 Settle = Callable[[Settlement], Awaitable[bool]]

@@ -88,6 +88,7 @@ class MemoryEngine(MemoryReads):
     )
 
     durable = False
+    inserts_settled = False
 
     def __init__(self, store: PendingStore, announcer: Announcer, *, trail: bool) -> None:
         self._store = self.store = store

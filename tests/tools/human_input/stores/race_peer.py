@@ -14,6 +14,10 @@ Plans (``op``):
 - ``approval``: ``create_approval(tool, arguments, approvers=..., quorum=..., actor_id=...,
   key=...)``; the request's id and status, or the kind of error that refused a write.
 - ``create``: ``create(tool, arguments, key=..., actor_id=...)``; the request's id.
+- ``decided``: ``create_decided(tool, arguments, approve() or reject(reason), by=...,
+  surface="policy", key=...)``, its history the policy's ``policy_decided`` entry (a call
+  a policy settles without anyone); the request's id and status, or the kind of error that
+  refused a write.
 - ``grant``: ``approve_and_grant(id, GrantScope.from_json(scope), by=...)``; the grant's id,
   or the kind of error that refused a write.
 - ``use``: ``grants.use(grant_id)`` ``times`` times at once; how many counted.
@@ -77,6 +81,33 @@ async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any], stop: asy
             plan["tool"], plan["arguments"], key=plan.get("key"), actor_id=plan.get("actor_id")
         )
         return request.pending_id
+    if op == "decided":
+        from roomkit.models.history import PolicyDecided
+        from roomkit.tools.approvals import approve, reject
+        from roomkit.tools.human_input import create_decided
+
+        reason = plan.get("reason")
+        try:
+            request = await create_decided(
+                handler,
+                plan["tool"],
+                plan["arguments"],
+                approve() if reason is None else reject(reason),
+                by=plan["by"],
+                surface="policy",
+                history=[
+                    PolicyDecided(
+                        actor=plan["by"],
+                        decision="allow" if reason is None else "deny",
+                        automatic=True,
+                    )
+                ],
+                actor_id=plan.get("actor_id"),
+                key=plan.get("key"),
+            )
+        except Exception as error:  # the store's, or its driver's when a trigger refuses
+            return {"refused": type(error).__name__}
+        return [request.pending_id, request.status.value]
     if op == "grant":
         from roomkit.policy.grants import GrantScope, approve_and_grant
 

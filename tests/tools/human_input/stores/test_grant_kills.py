@@ -1,15 +1,15 @@
-"""A process killed between two writes of a standing grant, on every durable store.
+"""A process killed as it writes a standing grant's use, or the grant itself, on every
+durable store.
 
-A process killed between the write that spends a grant's use on a call and the call's
-settle: the call re-attaching after a restart is approved by the grant, on every durable
-store, and nobody is asked.
-
-The grant covers one call. A process holding the call inserts its approval request with
-the grant's use counted (one write), and is killed while its settle is on its way (on
-Redis and PostgreSQL a relay holds the settle's bytes until the kill; SQLite has no wire to
-hold them on, so the file refuses the settle and the process kills itself then). The
-grant is used up by that use; the turn re-driven after the restart re-attaches to the
-request by its key, and must find it approved by the grant, not held for a person.
+The grant covers one call. A process holding the call writes its approval request with the
+grant's use counted and its approval, in one write, and is killed while that write is on its
+way (on Redis and PostgreSQL a relay holds its bytes until the kill; SQLite has no wire to
+hold them on, so the file refuses the write and the process kills itself then): nothing is
+written, and the turn re-driven after the restart is approved by the grant, its one use
+spent then, nobody asked. A request a process left open between the insert that counted the
+use and its settle (two writes, as a store that cannot insert a request settled takes) is
+approved by the grant its history cites when the re-driven call re-attaches to it, though
+that use was the grant's last.
 
 A process making a grant while approving is killed after the grant is stored, before the
 ``granted`` entry of the approval's history: the approver's retry writes the entry, once.
@@ -29,9 +29,12 @@ from tests.tools.human_input.stores.test_reassignment_kills import (
 )
 
 from roomkit import HumanInputHandler
-from roomkit.models.pending_input import PendingInputStatus, arguments_digest
+from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.policy.grants import GrantScope, approve_and_grant
+from roomkit.stores import new_entry
 from roomkit.stores.grants import Grant
+from roomkit.tools.human_input._checks import owned_key
+from roomkit.tools.human_input._granted import used_entry
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -66,43 +69,75 @@ async def one_use_granted(backend: Backend) -> None:
         )
 
 
-async def test_a_granted_call_whose_process_is_killed_before_its_settle_is_approved_after_restart(
+async def approved_by_the_grant(store: Any, *, uses: int) -> None:
+    """The call re-driven after a restart (its key re-attaching to whatever it made) is
+    approved by the grant, nobody told, the grant used ``uses`` time(s) in all."""
+    handler = HumanInputHandler(store=store)
+    told: list[Any] = []
+
+    async def tell(event: Any) -> bool:
+        told.append(event)
+        return True
+
+    handler.on_input_required = tell
+    again = await handler.create_approval(
+        "pay", dict(PAY), approvers=["ann"], actor_id="agent-7", key=CALL["key"]
+    )
+    assert again.status is PendingInputStatus.RESOLVED
+    assert again.settled_by == "grant:g-pay"
+    assert handler.statistics().running_notifications == 0
+    assert told == []
+    assert kinds(await handler.history(again.pending_id)) == [
+        "created",
+        "grant_used",
+        "decided",
+        "settled",
+    ]
+    assert await handler.list_pending() == []
+    used = await store.grants.get("g-pay")
+    assert used is not None
+    assert used.uses == uses
+
+
+async def test_a_granted_call_whose_process_is_killed_as_it_writes_is_approved_after_restart(
     backend: Backend,
 ) -> None:
+    """The kill leaves nothing: the use, the request and its approval are one write."""
     await one_use_granted(backend)
     if isinstance(backend, SQLiteBackend):
         await killed_once_refused(backend, CALL, REFUSE_SETTLES)
     else:
-        await killed_while_writing(backend, CALL, b"decided")
+        await killed_while_writing(backend, CALL, b'"decided"')
     async with backend.make() as store:
-        handler = HumanInputHandler(store=store)
-        told: list[Any] = []
-
-        async def tell(event: Any) -> bool:
-            told.append(event)
-            return True
-
-        handler.on_input_required = tell
-        # What the kill left: the use spent, by the request citing it, still open.
         grant = await store.grants.get("g-pay")
         assert grant is not None
-        assert (grant.uses, grant.live(time.time())) == (1, False)
-        again = await handler.create_approval(
-            "pay", dict(PAY), approvers=["ann"], actor_id="agent-7", key=CALL["key"]
-        )
-        assert again.status is PendingInputStatus.RESOLVED
-        assert again.settled_by == "grant:g-pay"
-        assert handler.statistics().running_notifications == 0
-        assert told == []
-        assert kinds(await handler.history(again.pending_id)) == [
-            "created",
-            "grant_used",
-            "decided",
-            "settled",
-        ]
-        used = await store.grants.get("g-pay")
-        assert used is not None
-        assert used.uses == 1
+        assert (grant.uses, grant.live(time.time())) == (0, True)
+        await approved_by_the_grant(store, uses=1)
+
+
+async def test_a_granted_request_left_open_between_two_writes_is_approved_on_reattach(
+    backend: Backend,
+) -> None:
+    """A request inserted with the grant's use and left open (as a process that settled
+    it in a write of its own left it when stopped in between) is approved by the grant its
+    history cites when its call re-attaches, though that use was the grant's last."""
+    await one_use_granted(backend)
+    digest = arguments_digest("pay", PAY)
+    request = PendingInput(
+        "left-open", "pay", dict(PAY), "", "", "", actor_id="agent-7", kind="approval",
+        approvers=("ann",), arguments_digest=digest,
+    )  # fmt: skip
+    request.key = owned_key(request, CALL["key"])  # as a create keeps the call's key
+
+    def history(grant: Grant) -> tuple[dict[str, Any], ...]:
+        created = new_entry("created", tool="pay", digest=digest, arguments=dict(PAY))
+        return (created, used_entry(grant))
+
+    async with backend.make() as store:
+        inserted = await store.insert_granted(request, "g-pay", history=history)
+        assert inserted is not None
+        assert inserted.record.status is PendingInputStatus.PENDING
+        await approved_by_the_grant(store, uses=1)
 
 
 REFUSE_GRANTED = (

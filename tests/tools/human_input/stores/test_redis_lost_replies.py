@@ -25,9 +25,11 @@ from roomkit.stores._history import new_entry
 from roomkit.stores.grants import Grant
 from roomkit.stores.outbox import OutboxItem
 from roomkit.stores.redis import RedisStore
-from roomkit.stores.redis._granted import INSERT_GRANTED
+from roomkit.stores.redis._granted import INSERT_GRANTED_SETTLED
+from roomkit.stores.redis._inserts import INSERT_SETTLED
 from roomkit.stores.redis._votes import VOTE
 from roomkit.tools.approvals import approve
+from roomkit.tools.human_input import create_decided
 
 T = TypeVar("T")
 
@@ -133,13 +135,13 @@ async def test_a_grant_use_is_counted_once(store: RedisStore, relay: Relay) -> N
 
 
 async def test_a_call_a_grant_covers_counts_one_use(store: RedisStore, relay: Relay) -> None:
-    """Already safe: the insert that counts the use, sent again, finds its request stored
-    and counts nothing more."""
+    """Already safe: the insert that counts the use (and settles the request), sent again,
+    finds its request stored and counts nothing more."""
     handler = HumanInputHandler(store=store)
     grant = await granted(handler, GrantScope(expires_in=3600, max_uses=5))
     assert (await held(handler)).status is PendingInputStatus.RESOLVED
 
-    covered = await lost(relay, sha(INSERT_GRANTED), held(handler))
+    covered = await lost(relay, sha(INSERT_GRANTED_SETTLED), held(handler))
 
     assert covered.status is PendingInputStatus.RESOLVED
     stored = await store.grants.get(grant.grant_id)
@@ -147,6 +149,22 @@ async def test_a_call_a_grant_covers_counts_one_use(store: RedisStore, relay: Re
     assert stored.uses == 2
     history = await store.read_history(covered.pending_id)
     assert [entry["type"] for entry in history].count("grant_used") == 1
+    await handler.close()
+
+
+async def test_a_call_a_policy_settles_is_stored_once(store: RedisStore, relay: Relay) -> None:
+    """The insert of a request settled as it is made, sent again, finds it stored: one
+    request, its history written once."""
+    handler = HumanInputHandler(store=store)
+    decided = create_decided(
+        handler, "pay", {"amount": 5}, approve(), by="policy:p", surface="policy"
+    )
+    request = await lost(relay, sha(INSERT_SETTLED), decided)
+
+    assert request.status is PendingInputStatus.RESOLVED
+    history = await store.read_history(request.pending_id)
+    assert [entry["type"] for entry in history] == ["created", "decided", "settled"]
+    assert [listed.pending_id for listed in await store.list_settled()] == [request.pending_id]
     await handler.close()
 
 
