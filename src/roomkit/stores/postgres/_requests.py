@@ -38,14 +38,12 @@ Needs the ``postgres`` extra (``pip install -e '.[postgres]'`` in roomkit's chec
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import (
     Outcome,
@@ -70,11 +68,11 @@ from roomkit.stores.postgres._clock import ServerClock
 from roomkit.stores.postgres._dsn import check_schema_name, store_target
 from roomkit.stores.postgres._feed import NotifyFeed
 from roomkit.stores.postgres._grants import PostgresGrants
-from roomkit.stores.postgres._history import purge_chains
 from roomkit.stores.postgres._insert import Clocks, insert_granted, insert_request
 from roomkit.stores.postgres._link import Link
 from roomkit.stores.postgres._migrate import migrate, up_to_date
 from roomkit.stores.postgres._outbox import PostgresOutbox
+from roomkit.stores.postgres._purging import Purging
 from roomkit.stores.postgres._reads import Reads
 from roomkit.stores.postgres._schema import VERSION, Statements
 from roomkit.stores.postgres._settling import Settling
@@ -87,8 +85,6 @@ __all__ = ["PostgresStore"]
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
 _PENDING = PendingInputStatus.PENDING
-_PURGE_EVERY = 60.0
-"""Seconds on the store's clock between opportunistic purges."""
 _PURGE_BOUND = 600.0
 """Seconds a purge may take (a long backlog) before the server counts as not answering."""
 
@@ -195,7 +191,6 @@ class PostgresStore(PartsFacade):
         """The notification outbox beside the requests, in the same schema (one per store)."""
         self.grants = PostgresGrants(self)
         """The standing grants beside the requests, in the same schema (one per store)."""
-        self._next_purge = -math.inf
         link, statements = self._link, self._sql
         self._reads = Reads(self._rows, statements, self._cutoff)
         self._settling = Settling(link, statements, self._ready, self._judged_at, self._feed)
@@ -203,6 +198,7 @@ class PostgresStore(PartsFacade):
             link, statements, self._ready, self._judged_at, self._feed, self._settling
         )
         self._spending = Spending(link, statements, self._ready, self.clock)
+        self._purging = Purging(statements, self._outbox, self._keep, self.audit_retention)
         self.trail = PostgresTrail(self, self._link, self._sql, self._ready)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""
 
@@ -307,8 +303,7 @@ class PostgresStore(PartsFacade):
         """:meth:`insert`, of a request checked already (pending, or settled as it is made)."""
         entries = check_history(history)
         await self._ready()
-        if self.clock() >= self._next_purge:
-            await self._purge_on_the_way()
+        await self._purging.on_the_way(self.clock(), self.purge_expired, logger, self.where)
         clocks = Clocks(self.clock, lambda at, now: self._retained(at, now=now), self._judged_at)
         record, created = await insert_request(self._link, self._sql, request, entries, clocks)
         if created:
@@ -461,17 +456,7 @@ class PostgresStore(PartsFacade):
         async with self._link.connection(bound=_PURGE_BOUND) as db:
             if self._server_clock is not None:
                 await self._server_clock.sync(db)
-            return await self._purge(db, self.clock())
-
-    async def _purge_on_the_way(self) -> None:
-        """The purge a create makes now and then: a failed one is tried again a purge
-        interval later, and never fails the create (which says on its own whether the
-        server answers)."""
-        self._next_purge = self.clock() + _PURGE_EVERY
-        try:
-            await self.purge_expired()
-        except StoreUnavailableError as error:
-            logger.warning("could not purge the expired records at %s: %s", self.where, error)
+            return await self._purging.purge(db, self.clock())
 
     # -- approvals: votes -----------------------------------------------------------------------
 
@@ -497,11 +482,3 @@ class PostgresStore(PartsFacade):
         await self._ready()
         async with self._link.connection() as db:
             await db.execute(statement, parameters)
-
-    async def _purge(self, db: AsyncConnection[Any], now: float) -> int:
-        cursor = await db.execute(self._sql.purge, (now - self._keep,))
-        await self._outbox.purge(now - self._outbox.keep, db=db)
-        if self.audit_retention is not None:
-            await purge_chains(db, self._sql, now - self.audit_retention)
-        self._next_purge = now + _PURGE_EVERY
-        return max(cursor.rowcount, 0)
