@@ -7,28 +7,13 @@ from __future__ import annotations
 
 import pytest
 from tests.core.conftest import OpenRooms
+from tests.failing_model import Down
 
 from roomkit import RoomKit
 from roomkit.channels.ai import AIChannel
 from roomkit.core.failed_turns import MESSAGE_NAME, FailedTurn, failed_turn
 from roomkit.core.store import InMemoryStore, OpenTurn, RoomStore, turn_journal
 from roomkit.models.room import InboundMessage, Room, RoomEvent, TextContent
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
-
-
-class Down(AIProvider):
-    """A model that raises on every call, counting them."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    @property
-    def model_name(self) -> str:
-        return "down"
-
-    async def generate(self, context: AIContext) -> AIResponse:
-        self.calls += 1
-        raise RuntimeError("model down")
 
 
 async def test_a_resumed_turn_that_fails_ends_failed(open_rooms: OpenRooms) -> None:

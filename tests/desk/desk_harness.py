@@ -24,7 +24,6 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from roomkit import RoomKit
 from roomkit.desk import DeskLimits, create_desk_app, issue_token
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 from roomkit.tools.human_input import HumanInputHandler
 
 SECRET = "desk-tests-secret-0123456789abcdef"
@@ -41,21 +40,6 @@ def bearer(actor_or_token: str, *, admin: bool = False) -> dict[str, str]:
     """The Authorization header of ``actor``'s token (or of a token given as is)."""
     value = actor_or_token if "." in actor_or_token else token(actor_or_token, admin=admin)
     return {"Authorization": f"Bearer {value}"}
-
-
-class Broken(AIProvider):
-    """A model that raises on every turn, and counts them."""
-
-    def __init__(self) -> None:
-        self.turns = 0
-
-    @property
-    def model_name(self) -> str:
-        return "broken"
-
-    async def generate(self, context: AIContext) -> AIResponse:
-        self.turns += 1
-        raise RuntimeError("model down")
 
 
 class World:

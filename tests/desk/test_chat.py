@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from desk_harness import SECRET, Broken, World, bearer
+from desk_harness import SECRET, World, bearer
+from tests.failing_model import Down
 
 from roomkit.channels.ai import AIChannel
 from roomkit.desk.chat import ChatChannel, chat_router, message_view
@@ -219,7 +220,7 @@ async def test_a_question_asked_in_a_chat_turn_is_answered_and_the_reply_publish
 async def test_a_failing_turn_is_logged_and_the_message_kept(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    chat = await make_chat(Broken())
+    chat = await make_chat(Down())
     failed = asyncio.Event()
 
     class Spot(logging.Handler):

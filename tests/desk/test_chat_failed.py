@@ -11,9 +11,10 @@ from typing import Any
 
 import httpx
 import pytest
-from desk_harness import ROOMY, SECRET, Broken, bearer
+from desk_harness import ROOMY, SECRET, bearer
 from tests.adapters.door_peer import durable_place
 from tests.core.room_stores import DURABLE, Place
+from tests.failing_model import Down
 
 from roomkit import RoomKit
 from roomkit.channels.ai import AIChannel
@@ -32,7 +33,7 @@ class Desk:
     def __init__(self, store: RoomStore, *, agents: int) -> None:
         self.kit = RoomKit(store=store)
         for number in range(agents):
-            self.kit.register_channel(AIChannel(f"agent{number}", provider=Broken()))
+            self.kit.register_channel(AIChannel(f"agent{number}", provider=Down()))
         self.app = create_desk_app(
             self.kit,
             handler=HumanInputHandler(),

@@ -12,7 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-from desk_harness import ROOMY, SECRET, Broken, bearer
+from desk_harness import ROOMY, SECRET, bearer
+from tests.failing_model import Down
 
 from roomkit import RoomKit
 from roomkit.channels.ai import AIChannel
@@ -94,7 +95,7 @@ async def test_a_failed_turn_ends_says_so_and_is_not_run_again_on_restart(
     """As the AG-UI and A2A doors do: the room hears to send it again; no restart re-runs it."""
     store = SQLiteRoomStore(tmp_path / "rooms.db")
     kit = RoomKit(store=store)
-    model = Broken()
+    model = Down()
     kit.register_channel(AIChannel("agent", provider=model))
     app = create_desk_app(
         kit, handler=HumanInputHandler(), secret=SECRET, limits=ROOMY, chat_channel_id="chat"
@@ -132,9 +133,9 @@ async def test_a_failed_turn_ends_says_so_and_is_not_run_again_on_restart(
         journal = turn_journal(store)
         assert journal is not None
         assert await journal.open_turns() == []
-        assert model.turns == 1
+        assert model.calls == 1
         assert await kit.resume_pending() == []
-        assert model.turns == 1
+        assert model.calls == 1
     finally:
         await kit.close()
         await store.close()
