@@ -174,6 +174,9 @@ class Notifier:
         )
         # Each request's step being worked out last: the request's next step waits for it.
         self._planning: dict[str, asyncio.Task[None]] = {}
+        # Each item whose work failed here last time it was tried: its back-off, and when
+        # it is due again.
+        self._setbacks: dict[str, tuple[float, float]] = {}
         self._stalled = False
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -191,7 +194,9 @@ class Notifier:
         """Wait until every request open now is announced, nothing is in flight and nothing
         in the outbox is due yet.
 
-        Ladder steps due later do not count; a delivery waiting to be retried does once due.
+        Ladder steps due later do not count; a delivery waiting to be retried does once due,
+        as does an item whose work failed here (handed back to the outbox, due after a
+        back-off).
         """
         self._on_change(RESYNC)
         while True:
@@ -341,8 +346,9 @@ class Notifier:
 
     async def _do(self, item: OutboxItem, lane: Lane, before: asyncio.Task[None] | None) -> None:
         bound = self.lease * _BOUND
+        scope = asyncio.timeout(bound)
         try:
-            async with asyncio.timeout(bound):
+            async with scope:
                 if before is not None:
                     # Its request's step before it goes first, whatever became of it.
                     await asyncio.wait([before])
@@ -351,14 +357,11 @@ class Notifier:
             # Stopping: hand the item back at once rather than when the lease lapses.
             await asyncio.shield(self._hand_back(item))
             raise
-        except TimeoutError:
-            logger.warning(
-                "notifier: %s took longer than %.0fs; it comes back when its lease lapses",
-                item.item_id,
-                bound,
-            )
-        except Exception:
-            logger.exception("notifier: %s failed; it comes back when its lease lapses", item)
+        except Exception as error:
+            slow = isinstance(error, TimeoutError) and scope.expired()
+            await self._try_again(item, None if slow else error)
+        else:
+            self._setbacks.pop(item.item_id, None)
 
     async def _work(self, item: OutboxItem, lane: Lane) -> None:
         """Work out or send ``item``; while the store is away, try again every poll.
@@ -378,7 +381,35 @@ class Notifier:
                 logger.debug("notifier: %s waits for the store: %s", item.item_id, error)
             await asyncio.sleep(self.poll)
 
+    async def _try_again(self, item: OutboxItem, error: Exception | None) -> None:
+        """Hand ``item``, whose work failed (``error``; ``None``: it outlasted its bound),
+        back to the outbox, due after a back-off: a poll after its first failure here, twice
+        the last one after each further failure, at most a lease. A fault that clears is
+        over within a poll or two; one that stays is tried, and logged, once a lease."""
+        now = now_of(self.handler)
+        last, _ = self._setbacks.pop(item.item_id, (self.poll / 2, now))
+        delay = min(2 * last, self.lease)
+        # An item another notifier took since, or one gone, is not seen here again.
+        for item_id, (_, due) in list(self._setbacks.items()):
+            if due + self.lease < now:
+                del self._setbacks[item_id]
+        try:
+            async with asyncio.timeout(_HAND_BACK):
+                held = await self.outbox.renew(item.item_id, self.owner, now + delay)
+        except Exception:
+            then = "it comes back when its lease lapses"
+        else:
+            then = f"trying it again in {delay:.3g}s" if held else "it is no longer held here"
+            if held:
+                self._setbacks[item.item_id] = (delay, now + delay)
+        if error is None:
+            bound = self.lease * _BOUND
+            logger.warning("notifier: %s took longer than %.0fs; %s", item.item_id, bound, then)
+        else:
+            logger.error("notifier: %s failed; %s", item.item_id, then, exc_info=error)
+
     async def _hand_back(self, item: OutboxItem) -> None:
+        self._setbacks.pop(item.item_id, None)
         try:
             async with asyncio.timeout(_HAND_BACK):
                 await self.outbox.renew(item.item_id, self.owner, now_of(self.handler))
