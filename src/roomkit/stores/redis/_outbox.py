@@ -12,12 +12,14 @@
 
 Every change is one script, so a claim is a check-and-set among every process on the
 server. A claim marks the items it takes with a token of its own: sent again after its
-reply was lost, it hands over the items its first run took and takes no more, and a
-postponement carries a token (:mod:`~roomkit.stores.redis._once`) so that it counts no
-second attempt; the other changes write the same when run twice. The due set has
-the last word: a lane's entry whose item is done, or due later there, is put right when a
-claim comes across it. Items recorded before lanes were (no
-``lane`` field) are given theirs by each outbox's first claim by lanes.
+reply was lost, it hands over the items its first run took and takes no more. One that
+failed (the server killed as it answered, and still away when the client tried again) is
+sent so once more before its owner's next claim: what it took comes back to its owner then,
+not when its lease lapses. A postponement carries a token
+(:mod:`~roomkit.stores.redis._once`) so that it counts no second attempt; the other changes
+write the same when run twice. The due set has the last word: a lane's entry whose item is
+done, or due later there, is put right when a claim comes across it. Items recorded before
+lanes were (no ``lane`` field) are given theirs by each outbox's first claim by lanes.
 
 Once a request's ending is recorded and none of its items is left to do, its items
 and its set expire after the store's ``outbox_retention_seconds`` (a week by default; the
@@ -32,6 +34,7 @@ from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.outbox import ENDING, KEEP_DONE, Claim, ClaimingOutbox, OutboxItem
 from roomkit.stores.redis._link import beside
 from roomkit.stores.redis._once import once, with_token
@@ -307,6 +310,8 @@ class RedisOutbox(ClaimingOutbox):
         self._complete = client.register_script(_COMPLETE)
         self._postpone = client.register_script(_POSTPONE)
         self._items_for = client.register_script(_ITEMS_FOR)
+        # Each owner's last claim that failed, and its token: the server may have run it.
+        self._unanswered: dict[str, tuple[Claim, str]] = {}
 
     def _server(self) -> AbstractAsyncContextManager[None]:
         return beside(self._store, "Redis outbox")
@@ -324,8 +329,23 @@ class RedisOutbox(ClaimingOutbox):
             return int(await self._add(keys=keys, args=[f".{ENDING}", *item_args(items)]))
 
     async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+        lost = self._unanswered.pop(claim.owner, None)
+        if lost is not None and lost[0].until > claim.now:
+            # Taking nothing more: only what its first run took, if it ran.
+            taken = await self._take(lost[0]._replace(limit=0, lanes={}), lost[1])
+            if taken:
+                return taken
+        return await self._take(claim, secrets.token_hex(8))
+
+    async def _take(self, claim: Claim, token: str) -> list[OutboxItem]:
+        try:
+            return await self._run_claim(claim, token)
+        except StoreUnavailableError:
+            self._unanswered[claim.owner] = (claim, token)
+            raise
+
+    async def _run_claim(self, claim: Claim, token: str) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim
-        token = secrets.token_hex(8)
         if lanes is not None and not self._adopted:
             await self._adopt_all()
         async with self._server():
