@@ -23,6 +23,7 @@ from roomkit.models.pending_input import PendingInput
 from roomkit.stores._checks import check_insertable
 from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._facets import check_settled_listing
+from roomkit.stores._history import entry_text
 from roomkit.stores._trail import StoreTrail
 from roomkit.stores.grants import GrantedHistory, GrantedInsert
 from roomkit.stores.outbox import OutboxItem
@@ -48,6 +49,8 @@ class _Spending(Protocol):
 
 
 class _Approvals(Protocol):
+    """The approvals' part, whose entries the façade has checked JSON-serialisable."""
+
     async def add_approvers(
         self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
     ) -> PendingInput | None: ...
@@ -229,10 +232,13 @@ class PartsFacade(DurableBase):
         the two, and no process dies between them.
 
         Raises:
+            TypeError: ``entry`` is not JSON-serialisable; nothing was written.
             CorruptRecordError: the stored record is not one this library wrote.
             StoreUnavailableError: the database cannot be reached.
             StoreClosedError: the store was closed.
         """
+        if entry is not None:
+            entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self._parts_ready()
         return await self._approvals.add_approvers(pending_id, actors, entry)
 
@@ -244,9 +250,11 @@ class PartsFacade(DurableBase):
         ``_approvals`` module says how).
 
         Raises:
+            TypeError: ``entry`` is not JSON-serialisable; nothing was written.
             StoreUnavailableError: the database cannot be reached.
             StoreClosedError: the store was closed.
         """
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self._parts_ready()
         return await self._approvals.append_history(pending_id, entry)
 
@@ -260,11 +268,11 @@ class PartsFacade(DurableBase):
         write it once, and none lands after the request's settle.
 
         Raises:
+            TypeError: ``entry`` is not JSON-serialisable; nothing was written.
             StoreUnavailableError: the database cannot be reached.
             StoreClosedError: the store was closed.
         """
-        await self._parts_ready()
-        return await self._approvals.append_history_at(pending_id, entry, seq)
+        return await self.append_history_noticed(pending_id, entry, seq, ())
 
     async def append_history_noticed(
         self, pending_id: str, entry: dict[str, Any], seq: int, notices: Sequence[OutboxItem]
@@ -276,10 +284,12 @@ class PartsFacade(DurableBase):
         process dies.
 
         Raises:
-            TypeError: a notice's body is not JSON-ready; nothing was written.
+            TypeError: ``entry`` is not JSON-serialisable, or a notice's body is not
+                JSON-ready; nothing was written.
             StoreUnavailableError: the database cannot be reached.
             StoreClosedError: the store was closed.
         """
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         for notice in notices:
             notice.encoded_body()  # not JSON-ready: the TypeError comes before the write
         await self._parts_ready()

@@ -16,7 +16,7 @@ from psycopg import Rollback
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores._checks import Outcome
-from roomkit.stores._history import entry_text, read_entry
+from roomkit.stores._history import read_entry
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
 from roomkit.stores.base import PendingChange, PendingChangeKind
@@ -46,8 +46,6 @@ class Approvals(WritingPart):
         history in the same transaction (which holds the row's lock, as a vote's does);
         ``None`` when not pending."""
         # The actors are written as JSON, which spells a NUL ``\u0000``: any id is kept.
-        if entry is not None:
-            entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         if "\x00" in pending_id:
             return None
         await self.ready()
@@ -86,7 +84,6 @@ class Approvals(WritingPart):
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's chain, linked again when the head moved; its seq."""
         check_nul({"pending_id": pending_id})
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self.ready()
         async with self.link.connection() as db, db.transaction():
             appended = await append_chained(db, self.sql, {pending_id: (entry,)}, self.judged_at())
@@ -104,7 +101,6 @@ class Approvals(WritingPart):
         waits for it, as for a vote); ``False``, with neither written, when the request is
         not pending or the chain is not ``seq`` long."""
         check_nul({"pending_id": pending_id})
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         await self.ready()
         written = False
         async with self.link.connection() as db, db.transaction() as writing:

@@ -17,7 +17,6 @@ from typing import Any
 from redis.commands.core import AsyncScript
 
 from roomkit.models.pending_input import PendingInput
-from roomkit.stores._history import entry_text
 from roomkit.stores._records import FORMAT
 from roomkit.stores.outbox import ENDING, OutboxItem
 from roomkit.stores.redis import _history
@@ -62,7 +61,6 @@ class Approvals(ChainPart):
         """Add ``actors`` to the pending request's approvers, and append ``entry`` to its
         history in the same script; ``None`` when not pending."""
         if entry is not None:
-            entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
             return await self._add_approvers_logged(pending_id, actors, entry)
         key = self.layout.record(pending_id)
         while True:
@@ -105,7 +103,6 @@ class Approvals(ChainPart):
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's chain, linked again when the head moved; its seq."""
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         keys = [self.layout.record(pending_id), *self.layout.chain(pending_id)]
         length, head = self.heads.guess(pending_id)
         while True:
@@ -131,7 +128,6 @@ class Approvals(ChainPart):
         """Append ``entry`` as entry ``seq`` of the pending request's chain, and add
         ``notices`` to the outbox, in one script that checks both; ``False``, with neither
         written, when the request is not pending or the chain is not ``seq`` long."""
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
         keys = [self.layout.record(pending_id), *self.layout.chain(pending_id)]
         script, told = self._append_at, []
         if notices:

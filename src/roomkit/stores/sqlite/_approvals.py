@@ -16,7 +16,7 @@ from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._history import entry_text, read_entry, stored_seq
+from roomkit.stores._history import read_entry, stored_seq
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
 from roomkit.stores.outbox import OutboxItem
@@ -42,8 +42,6 @@ class Approvals(ChainPart):
     ) -> PendingInput | None:
         """Add ``actors`` to the pending request's approvers, and append ``entry`` to its
         history in the same transaction; ``None`` when not pending."""
-        if entry is not None:
-            entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> PendingInput | None:
             found = query(db, sql.SELECT_APPROVERS, (pending_id,))
@@ -71,7 +69,6 @@ class Approvals(ChainPart):
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's chain, under the file's write lock; its ``seq``."""
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> int:
             return append_chained(db, pending_id, (entry,), now, self.trail.anchoring)[0]
@@ -89,7 +86,6 @@ class Approvals(ChainPart):
         ``notices`` to the outbox's table, under the file's write lock in one transaction;
         ``False``, with neither written, when the request is not pending or the chain is
         not ``seq`` long."""
-        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
 
         def write(db: sqlite3.Connection, now: float) -> bool:
             found = query(db, sql.SELECT_APPROVERS, (pending_id,))
