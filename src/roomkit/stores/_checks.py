@@ -112,24 +112,29 @@ def check_settle(
     pending_id: str,
     status: PendingInputStatus,
     token: str | None,
-    texts: tuple[str | None, str | None, str | None],
-) -> tuple[PendingInputStatus, str] | None:
-    """A settle's arguments checked: its outcome and its token (a new one for ``None``).
+    given: Outcome,
+    history: Sequence[object],
+) -> tuple[PendingInputStatus, str, Outcome] | None:
+    """A settle's arguments checked: its status, its token (a new one for ``None``), and
+    ``given`` (the result, the reason, ``withdrawn`` and ``settled_by`` as the caller gave
+    them) with ``history`` checked in it.
 
-    ``texts`` are the result, the reason and ``settled_by``. ``None`` comes back when no
-    stored record can have ``pending_id`` (the settle then loses at once, writing nothing).
+    ``None`` comes back when no stored record can have ``pending_id`` (the settle then
+    loses at once, writing nothing, and ``history`` goes unchecked).
 
     Raises:
-        ValueError: ``status`` is ``PENDING`` or not a status, or ``token`` is empty.
-        TypeError: ``token`` is not a ``str``.
-        InvalidTextError: a text or the token holds a lone surrogate.
+        ValueError: ``status`` is ``PENDING`` or not a status, ``token`` is empty, or an
+            entry of ``history`` is no entry.
+        TypeError: ``token`` is not a ``str``, or ``history`` is not a sequence of
+            JSON-serialisable entries.
+        InvalidTextError: a text, the token or an entry holds a lone surrogate.
     """
     outcome = check_outcome(status)
     token = check_token(token)
-    check_settle_text(*texts, token)
+    check_settle_text(given.result, given.reason, given.settled_by, token)
     if not storable_id(pending_id):
         return None
-    return outcome, token
+    return outcome, token, given._replace(history=check_history(history))
 
 
 def check_audit_retention(audit_retention: object, retention_seconds: float) -> float | None:

@@ -34,7 +34,6 @@ from roomkit.stores._checks import (
     Outcome,
     check_audit_retention,
     check_deadline,
-    check_history,
     check_settle,
     creation_order,
     seconds,
@@ -212,12 +211,11 @@ class DurableBase(Opened):
             StoreUnavailableError: the store stayed away for :attr:`settle_retry`
                 seconds; whether this settle was recorded is unknown.
         """
-        checked = check_settle(pending_id, status, token, (result, reason, settled_by))
+        given = Outcome(result, reason, withdrawn, settled_by)
+        checked = check_settle(pending_id, status, token, given, history)
         if checked is None:
             return None
-        status, token = checked
-        outcome = Outcome(result, reason, withdrawn, settled_by, check_history(history))
-        return await self._settle_checked(pending_id, status, token, outcome)
+        return await self._settle_checked(pending_id, *checked)
 
     @abstractmethod
     async def _settle_checked(

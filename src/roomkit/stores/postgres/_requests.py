@@ -390,14 +390,11 @@ class PostgresStore(PartsFacade):
                 StoreUnavailableError: as :meth:`settle`.
             StoreClosedError: the store was closed (:meth:`open` opens it again).
         """
-        checked = check_settle(
-            pending_id, PendingInputStatus.RESOLVED, None, (result, None, settled_by)
-        )
+        given = Outcome(result, None, False, settled_by)
+        checked = check_settle(pending_id, PendingInputStatus.RESOLVED, None, given, history)
         if checked is None:
             return None, None
-        status, token = checked
-        outcome = Outcome(result, None, False, settled_by, check_history(history))
-        return await self._batched(pending_id, status, token, outcome, plain=True)
+        return await self._batched(pending_id, *checked, plain=True)
 
     async def _batched(
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome, plain: bool

@@ -15,7 +15,7 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._checks import Outcome, check_history, check_settle
+from roomkit.stores._checks import Outcome, check_settle
 from roomkit.stores._records import FIELDS, FORMAT
 from roomkit.stores.base import PendingChange, PendingChangeKind, SettleOutcome
 from roomkit.stores.postgres._batch import Recorded, SettleBatcher, settle_entries
@@ -81,17 +81,16 @@ class Settling(WritingPart):
             outcome.get("withdrawn", False),
             outcome.get("settled_by"),
         )
-        checked = check_settle(
-            pending_id, status, token, (given.result, given.reason, given.settled_by)
-        )
+        checked = check_settle(pending_id, status, token, given, history)
         if checked is None:
             return None
-        recorded = as_recorded(pending_id, *checked, given)
+        status, token, given = checked
+        recorded = as_recorded(pending_id, status, token, given)
         if recorded is None:
             return None
         await self.ready()
         try:
-            won, _ = await self.settle_on(connection, pending_id, recorded, check_history(history))
+            won, _ = await self.settle_on(connection, pending_id, recorded, given.history)
         except LOST as error:
             raise self.link.unavailable(error) from error
         return won
