@@ -84,6 +84,19 @@ return add_items(1, ARGV[1], 2)
 """
 )
 
+_SET_DUE = """
+-- KEYS[2] is the outbox's due set and KEYS[3] its lane prefix in every script that runs it.
+local function set_due(key, id, due)
+  redis.call('ZADD', KEYS[2], due, id)
+  local lane = redis.call('HGET', key, 'lane')
+  if lane then
+    redis.call('ZADD', KEYS[3] .. lane, due, id)
+  end
+end
+"""
+"""A Lua function: an item's due time (``key`` its hash), in the due set and in its lane's
+(an item recorded before lanes were has none yet)."""
+
 _TAKEN_BEFORE = """
 -- Sent again after its reply was lost, a claim hands over what its first run took, and
 -- takes nothing more: the items leased until its lease's end (ARGV[2]) that carry its
@@ -104,18 +117,15 @@ end
 """
 
 _CLAIM = (
-    _TAKEN_BEFORE
+    _SET_DUE
+    + _TAKEN_BEFORE
     + """
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
 for _, id in ipairs(ids) do
   local key = KEYS[1] .. id
-  redis.call('ZADD', KEYS[2], ARGV[2], id)
+  set_due(key, id, ARGV[2])
   redis.call('HSET', key, 'owner', ARGV[4], 'claim', ARGV[5])
-  local lane = redis.call('HGET', key, 'lane')
-  if lane then
-    redis.call('ZADD', KEYS[3] .. lane, ARGV[2], id)
-  end
   out[#out + 1] = id
   out[#out + 1] = redis.call('HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt')
 end
@@ -191,13 +201,11 @@ return #ids
 """Give 500 items of the due set from ARGV[1] on their lane, when they have none (recorded
 before lanes were); returns how many it looked at."""
 
-_RENEW = """
+_RENEW = (
+    _SET_DUE
+    + """
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[2] and redis.call('ZSCORE', KEYS[2], ARGV[3]) then
-  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[3])
-  local lane = redis.call('HGET', KEYS[1], 'lane')
-  if lane then
-    redis.call('ZADD', KEYS[3] .. lane, ARGV[1], ARGV[3])
-  end
+  set_due(KEYS[1], ARGV[3], ARGV[1])
   if ARGV[4] ~= '' then
     redis.call('HSET', KEYS[1], 'receipt', ARGV[4])
   end
@@ -205,6 +213,7 @@ if redis.call('HGET', KEYS[1], 'owner') == ARGV[2] and redis.call('ZSCORE', KEYS
 end
 return 0
 """
+)
 
 _COMPLETE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -249,13 +258,11 @@ return out
 """A request's items, oldest first: for each its id, its hash, its due time if not done
 (an item done long ago whose hash expired is left out)."""
 
-_POSTPONE = once("""
+_POSTPONE = once(
+    _SET_DUE
+    + """
 if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
-  redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
-  local lane = redis.call('HGET', KEYS[1], 'lane')
-  if lane then
-    redis.call('ZADD', KEYS[3] .. lane, ARGV[1], ARGV[2])
-  end
+  set_due(KEYS[1], ARGV[2], ARGV[1])
   redis.call('HINCRBY', KEYS[1], 'attempts', 1)
   redis.call('HDEL', KEYS[1], 'owner')
   if ARGV[3] ~= '' then
@@ -263,7 +270,8 @@ if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
   end
 end
 return 1
-""")
+"""
+)
 
 
 def outbox_keys(prefix: str) -> list[str]:
