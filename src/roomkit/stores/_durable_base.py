@@ -39,7 +39,13 @@ from roomkit.stores._checks import (
     seconds,
 )
 from roomkit.stores._listener_feed import ListenerFeed
-from roomkit.stores.base import ChangeListener, ChangeMark, ChangesSince
+from roomkit.stores.base import (
+    ChangeListener,
+    ChangeMark,
+    ChangesSince,
+    PendingChange,
+    PendingChangeKind,
+)
 
 __all__ = [
     "LISTED",
@@ -151,6 +157,13 @@ class DurableBase(Opened):
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {type(listener).__name__}")
         return self._feed.add(listener)
+
+    def _created(self, record: PendingInput) -> None:
+        """Tell this store's listeners of a request created, and of its settle when it was
+        inserted settled."""
+        self._feed.emit(PendingChange(PendingChangeKind.CREATED, record.pending_id))
+        if record.status is not _PENDING:
+            self._feed.emit(PendingChange(PendingChangeKind.SETTLED, record.pending_id, record))
 
     async def changes_since(self, mark: ChangeMark | None) -> ChangesSince:
         """The requests created, settled, voted on or given an earlier deadline since

@@ -28,7 +28,7 @@ from roomkit.stores._records import FIELDS
 from roomkit.stores.base import ChangeMark, ChangesSince, PendingChange, PendingChangeKind
 from roomkit.stores.postgres._link import Link
 from roomkit.stores.postgres._listen import Hub, Refused
-from roomkit.stores.postgres._schema import MAX_PAYLOAD, decode_fields
+from roomkit.stores.postgres._schema import MAX_PAYLOAD, decode_row
 
 __all__ = ["NotifyFeed", "hint"]
 
@@ -148,6 +148,6 @@ def _carried(body: str) -> PendingInput | None:
         values = json.loads(body)
         if not isinstance(values, list) or len(values) != len(FIELDS):
             return None
-        return decode_fields(values)
+        return decode_row(values)
     except (ValueError, TypeError, CorruptRecordError):
         return None

@@ -56,8 +56,6 @@ from roomkit.stores._checks import (
 from roomkit.stores._facade import PartsFacade
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores.base import (
-    PendingChange,
-    PendingChangeKind,
     SettleOutcome,
 )
 from roomkit.stores.grants import Grant, GrantedHistory, GrantedInsert, check_grant_id
@@ -269,12 +267,6 @@ class PostgresStore(PartsFacade):
         async with self._link.connection() as db:
             cursor = await db.execute(statement, parameters)
             return list(await cursor.fetchall())
-
-    def _created(self, record: PendingInput) -> None:
-        """Tell this store's listeners of a request created (and settled, if inserted so)."""
-        self._feed.emit(PendingChange(PendingChangeKind.CREATED, record.pending_id))
-        if record.status is not _PENDING:
-            self._feed.emit(PendingChange(PendingChangeKind.SETTLED, record.pending_id, record))
 
     # -- records -------------------------------------------------------------------------------
 

@@ -52,7 +52,6 @@ __all__ = [
     "MAX_PAYLOAD",
     "VERSION",
     "Statements",
-    "decode_fields",
     "decode_row",
     "decode_rows",
     "read_back",
@@ -395,22 +394,13 @@ def read_back(value: object) -> object:
     return value
 
 
-def decode_fields(values: Iterable[Any]) -> PendingInput:
+def decode_row(row: Iterable[Any]) -> PendingInput:
     """Rebuild a request from the record's columns in :data:`FIELDS` order (more may follow).
 
     Raises:
         CorruptRecordError: the row is not a record this library wrote.
     """
-    return decode({name: read_back(value) for name, value in zip(FIELDS, values, strict=False)})
-
-
-def decode_row(row: Sequence[Any]) -> PendingInput:
-    """Rebuild a request from a row of the record's columns (more may follow).
-
-    Raises:
-        CorruptRecordError: the row is not a record this library wrote.
-    """
-    return decode_fields(row)
+    return decode({name: read_back(value) for name, value in zip(FIELDS, row, strict=False)})
 
 
 def decode_rows(rows: Iterable[Sequence[Any]]) -> list[PendingInput]:

@@ -346,13 +346,6 @@ class RedisStore(PartsFacade):
         its time, and how long it and its history are kept."""
         return now, self._keep, self._audit_ms
 
-    def _created(self, record: PendingInput) -> None:
-        """Tell this store's listeners of a request created, and of its settle when it was
-        inserted settled."""
-        self._feed.emit(PendingChange(PendingChangeKind.CREATED, record.pending_id))
-        if record.status is not _PENDING:
-            self._feed.emit(PendingChange(PendingChangeKind.SETTLED, record.pending_id, record))
-
     async def _insert_with_grant(
         self, request: PendingInput, grant_id: str, history: GrantedHistory
     ) -> GrantedInsert | None:
