@@ -12,6 +12,7 @@ from roomkit.notify import Notifier
 from roomkit.notify.surface import Directory as OldPathDirectory
 from roomkit.notify.surface import Person as OldPathPerson
 from roomkit.people import Delegation, Directory, Person, Role, on_call, role
+from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
 
 DEC = datetime(2026, 12, 1, tzinfo=UTC)
@@ -99,6 +100,23 @@ def test_a_group_name_that_is_no_actor_name_is_refused(name: str) -> None:
         role(name)
     with pytest.raises(ValueError, match=r"on_call\(\) takes the group's name"):
         on_call(name)
+
+
+def test_a_group_name_too_long_for_its_approver_is_refused() -> None:
+    """``role:NAME`` and ``on-call:NAME`` are approvers, kept as actor ids are (256)."""
+    assert len(role("r" * 251)) == len(on_call("o" * 248)) == 256
+    assert Approval(approvers=[role("r" * 251), on_call("o" * 248)])
+    too_long = "longer than the 256 characters an actor id may have"
+    with pytest.raises(ValueError, match=f"role\\(\\) takes .* 252 characters long: .*{too_long}"):
+        role("r" * 252)
+    with pytest.raises(
+        ValueError, match=f"on_call\\(\\) takes .* 249 characters long: .*{too_long}"
+    ):
+        on_call("o" * 249)
+    with pytest.raises(ValueError, match=f"^Directory: the role name .*{too_long}"):
+        Directory(roles={"r" * 256: Role(members=["dan"])})
+    with pytest.raises(ValueError, match=f"^Directory: the on-call schedule name .*{too_long}"):
+        Directory(on_call={"o" * 249: _NobodyOnCall()})
 
 
 def test_a_chain_covers_only_what_every_link_covers() -> None:

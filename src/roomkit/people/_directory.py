@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from roomkit.auth.names import RULE, actor_name_problem
-from roomkit.people._entries import Delegation, OnCallSource, Person, Role
+from roomkit.people._entries import (
+    ON_CALL_PREFIX,
+    ROLE_PREFIX,
+    Delegation,
+    OnCallSource,
+    Person,
+    Role,
+    group_name_problem,
+)
 
 __all__ = ["MAX_CHAIN", "Directory", "StandIn"]
 
@@ -67,9 +75,10 @@ class Directory:
 
     Raises:
         ValueError: a name is not an actor name; a role or schedule has no name, or one
-            that is no actor name; someone is their own manager, or the managers make a
-            cycle; someone delegates to themselves; the delegations in force at some moment
-            make a cycle or a chain longer than ``max_chain``.
+            that is no actor name or too long for its approver (``role:NAME`` or
+            ``on-call:NAME``, at most 256 characters); someone is their own manager, or the
+            managers make a cycle; someone delegates to themselves; the delegations in force
+            at some moment make a cycle or a chain longer than ``max_chain``.
         TypeError: an entry is not a :class:`Person`, a role not a :class:`Role`, a
             schedule not an :class:`OnCallSource`.
     """
@@ -115,11 +124,15 @@ class Directory:
                         delegation.starts.isoformat(),
                         delegation.ends.isoformat(),
                     )
-        for kind, names in (("role", self.roles), ("on-call schedule", self.on_call)):
+        groups = (
+            ("role", ROLE_PREFIX, self.roles),
+            ("on-call schedule", ON_CALL_PREFIX, self.on_call),
+        )
+        for kind, prefix, names in groups:
             for name in names:
                 if not isinstance(name, str) or not name.strip():
                     raise ValueError(f"Directory: a {kind} is named by text, not {_shown(name)}")
-                problem = actor_name_problem(name)
+                problem = group_name_problem(prefix, name)
                 if problem is not None:
                     # The name travels in approvers (role:NAME), logs and history entries.
                     raise ValueError(

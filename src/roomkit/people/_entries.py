@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
-from roomkit.auth.names import actor_name_problem
+from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 
 __all__ = [
     "ON_CALL_PREFIX",
@@ -23,6 +23,7 @@ __all__ = [
     "OnCallSource",
     "Person",
     "Role",
+    "group_name_problem",
     "on_call",
     "reference_of",
     "role",
@@ -38,9 +39,10 @@ def role(name: str) -> str:
     """The approver that stands for the directory's role ``name`` (``"role:kyc"``).
 
     Raises:
-        ValueError: ``name`` is empty, not text, or holds a control character.
+        ValueError: ``name`` is empty, not text, holds a control character, or is longer
+            than an approver may be with its prefix (251 characters).
     """
-    return ROLE_PREFIX + _group_name("role", name)
+    return ROLE_PREFIX + _group_name("role", ROLE_PREFIX, name)
 
 
 def on_call(name: str) -> str:
@@ -48,9 +50,10 @@ def on_call(name: str) -> str:
     (``"on-call:payments"``).
 
     Raises:
-        ValueError: ``name`` is empty, not text, or holds a control character.
+        ValueError: ``name`` is empty, not text, holds a control character, or is longer
+            than an approver may be with its prefix (248 characters).
     """
-    return ON_CALL_PREFIX + _group_name("on_call", name)
+    return ON_CALL_PREFIX + _group_name("on_call", ON_CALL_PREFIX, name)
 
 
 def reference_of(approver: str) -> tuple[Literal["role", "on_call"], str] | None:
@@ -63,10 +66,24 @@ def reference_of(approver: str) -> tuple[Literal["role", "on_call"], str] | None
     return None
 
 
-def _group_name(kind: str, name: object) -> str:
+def group_name_problem(prefix: str, name: object) -> str | None:
+    """What makes ``name`` no name for a group its approvers name with ``prefix``, or
+    ``None`` when it is one: it must be an actor name, and so must ``prefix + name``, which
+    the group's approver is (an approver is kept as an actor id is, at most 256
+    characters)."""
+    problem = actor_name_problem(name)
+    if problem is None and isinstance(name, str) and len(prefix + name) > MAX_ACTOR_CHARS:
+        problem = (
+            f"is {len(name)} characters long: with {prefix!r} before it, the approver naming "
+            f"it would be longer than the {MAX_ACTOR_CHARS} characters an actor id may have"
+        )
+    return problem
+
+
+def _group_name(kind: str, prefix: str, name: object) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"{kind}() takes the group's name, as in the directory, got {name!r}")
-    problem = actor_name_problem(name)
+    problem = group_name_problem(prefix, name)
     if problem is not None:
         raise ValueError(
             f"{kind}() takes the group's name, as in the directory: {repr(name)[:40]} {problem}"
