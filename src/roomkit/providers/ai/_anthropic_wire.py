@@ -9,13 +9,13 @@ that cannot be read raises :class:`ProviderResponseError`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from anthropic.types import (
     InputJSONDelta,
     Message,
+    MessageDeltaUsage,
     MessageParam,
     RawContentBlockDeltaEvent,
     RawContentBlockStartEvent,
@@ -35,6 +35,7 @@ from anthropic.types import (
 )
 
 from roomkit.core.exceptions import ProviderResponseError
+from roomkit.providers.ai._tool_calls import tool_call
 from roomkit.providers.ai.base import (
     AIContext,
     AIMessage,
@@ -165,10 +166,14 @@ def _call(call_id: str, name: str, arguments: object) -> AIToolCall:
 
 
 def _usage(usage: Usage) -> AIUsage:
-    # Cached input is billed input too: the API reports the three counts apart.
-    read = usage.input_tokens + (usage.cache_creation_input_tokens or 0)
-    read += usage.cache_read_input_tokens or 0
+    read = _billed_input(usage.input_tokens, usage)
     return AIUsage(input_tokens=read, output_tokens=usage.output_tokens)
+
+
+def _billed_input(uncached: int, usage: Usage | MessageDeltaUsage) -> int:
+    # Cached input is billed input too: the API reports the three counts apart.
+    cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
+    return uncached + cached
 
 
 @dataclass
@@ -235,8 +240,7 @@ class StreamAssembly:
             self.stop_reason = event.delta.stop_reason
             read = self.usage.input_tokens
             if event.usage.input_tokens is not None:
-                read = event.usage.input_tokens + (event.usage.cache_creation_input_tokens or 0)
-                read += event.usage.cache_read_input_tokens or 0
+                read = _billed_input(event.usage.input_tokens, event.usage)
             self.usage = AIUsage(input_tokens=read, output_tokens=event.usage.output_tokens)
         elif isinstance(event, RawMessageStopEvent):
             self.finished = True
@@ -262,14 +266,6 @@ class StreamAssembly:
         )
 
     def _assemble(self, index: int, block: _ToolBlock) -> AIToolCall:
-        raw = "".join(block.fragments)
-        cut = self.stop_reason == "max_tokens" and index == self.last_index
-        try:
-            arguments: Any = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
-            arguments = None
-        if cut or not block.closed or not isinstance(arguments, dict):
-            return AIToolCall(
-                id=block.id, name=block.name, partial=True, metadata={"raw_arguments": raw}
-            )
-        return AIToolCall(id=block.id, name=block.name, arguments=arguments)
+        # A call the stream never closed, or the last one when the token limit struck, is cut.
+        cut = not block.closed or (self.stop_reason == "max_tokens" and index == self.last_index)
+        return tool_call(block.id, block.name, "".join(block.fragments), cut=cut)

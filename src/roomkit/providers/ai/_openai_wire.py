@@ -26,6 +26,7 @@ from openai.types.chat import (
 from openai.types.completion_usage import CompletionUsage
 
 from roomkit.core.exceptions import ProviderResponseError
+from roomkit.providers.ai._tool_calls import tool_call
 from roomkit.providers.ai.base import (
     AIContext,
     AIMessage,
@@ -146,15 +147,7 @@ def read_completion(completion: object) -> AIResponse:
 
 def _call(call_id: str | None, name: str, raw: str | None, position: int) -> AIToolCall:
     # Some compatible servers leave the id out; the result still needs one to refer to.
-    call_id = call_id or f"call_{position}"
-    text = raw or ""
-    try:
-        arguments: Any = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        return AIToolCall(id=call_id, name=name, partial=True, metadata={"raw_arguments": text})
-    return AIToolCall(id=call_id, name=name, arguments=arguments)
+    return tool_call(call_id or f"call_{position}", name, raw or "")
 
 
 def _usage(usage: CompletionUsage | None) -> AIUsage | None:
