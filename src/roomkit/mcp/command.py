@@ -44,12 +44,13 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 from roomkit.auth.authenticator import TokenAuthenticator
-from roomkit.auth.gate import CredentialGate, Refused, Use
+from roomkit.auth.door import Turned, admit_session, bearer_token
+from roomkit.auth.gate import CredentialGate
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.names import check_actor_name
 from roomkit.auth.tokens import KEY_FILE, SECRET_ENV, data_folder, resolve_secret
 from roomkit.bodies import BodyRefusedError, BoundedBodies, json_rpc_refusal
-from roomkit.core.exceptions import StoreError, StoreUnavailableError
+from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, MAX_OPEN_CALLS, HumanInputMCPServer, check_room
 from roomkit.mcp.waits import HOLD, state_key
 from roomkit.notify.links import AnswerLinks
@@ -292,26 +293,17 @@ class BearerApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            refusal = await self._admit(scope)
-            if refusal is not None:
-                status, message = refusal
-                await _plain(send, status, message)
+            turned = await self._admit(scope)
+            if turned is not None:
+                await _plain(send, turned.status, turned.message)
                 return
         await self.inner(scope, receive, send)
 
-    async def _admit(self, scope: Scope) -> tuple[int, str] | None:
-        """Why the request is refused (status, message), or ``None`` once its person is set
-        on the scope."""
-        header = dict(scope.get("headers") or ()).get(b"authorization", b"").decode("latin-1")
-        scheme, _, token = header.partition(" ")
-        try:
-            principal = await self.gate.admit(
-                token.strip() if scheme.lower() == "bearer" else None, Use.SESSION
-            )
-        except Refused as refused:
-            return refused.status, str(refused)
-        except StoreError:
-            return 503, "The store cannot be reached to check the token"
+    async def _admit(self, scope: Scope) -> Turned | None:
+        """Why the request is refused, or ``None`` once its person is set on the scope."""
+        principal = await admit_session(self.gate, bearer_token(scope.get("headers")))
+        if isinstance(principal, Turned):
+            return principal
         scope[ACTOR_SCOPE_KEY] = principal.actor_id
         # The SDK binds a session to the user that opened it, and refuses it to anyone else.
         person = AccessToken(

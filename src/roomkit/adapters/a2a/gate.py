@@ -24,7 +24,6 @@ body. A method a route does not take (``PUT /rpc``, ``DELETE /message:send``,
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Awaitable, Callable, Collection, Iterable, MutableMapping
 from typing import Any
@@ -32,13 +31,11 @@ from typing import Any
 from starlette.authentication import SimpleUser
 
 from roomkit.adapters.a2a._rpc import refuse, route_of
-from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
-from roomkit.auth.gate import CredentialGate, Refused, Use
+from roomkit.auth.authenticator import Authenticator
+from roomkit.auth.door import Turned, admit_session, bearer_token, session_gate
 from roomkit.auth.ledger import LinkLedger
-from roomkit.auth.tokens import resolve_secret
 from roomkit.auth.traffic import HostRule, RateLimiter
 from roomkit.bodies import BoundedBodies, json_rpc_refusal
-from roomkit.core.exceptions import StoreError
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["A2AGate"]
@@ -47,8 +44,6 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 PUBLIC_PREFIX = "/.well-known/"
-TOO_MANY = "Too many requests: slow down"
-"""The 429's message, as the AG-UI endpoint's."""
 
 
 class A2AGate:
@@ -94,15 +89,13 @@ class A2AGate:
         rate: float = 20.0,
         burst: int = 40,
     ) -> None:
-        if auth is None:
-            auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
         self.routes = app
         """The app whose routes say which requests are JSON-RPC ones."""
         # Bodies are checked as every other door checks them (size, depth, numbers), once
         # the caller is known and before the SDK parses them.
         self.app = BoundedBodies(app)
         self.json_rpc_app = BoundedBodies(app, refusal=json_rpc_refusal, status=200)
-        self.gate = CredentialGate(auth, LinkLedger(handler.ledger))
+        self.gate = session_gate(LinkLedger(handler.ledger), auth, secret, data_dir)
         self.hosts = HostRule(allowed_hosts)
         """The ``Host`` names the door answers to."""
         self.limiter = RateLimiter(rate, burst)
@@ -122,25 +115,14 @@ class A2AGate:
             await _refuse(send, json_rpc, 400, refusal)
             return
         if not str(scope.get("path", "")).startswith(PUBLIC_PREFIX):
-            header = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            scheme, _, token = header.decode("latin-1").partition(" ")
-            try:
-                principal = await self.gate.admit(
-                    token.strip() if scheme.lower() == "bearer" else None, Use.SESSION
-                )
-            except Refused as refused:
-                await _refuse(send, json_rpc, refused.status, str(refused))
+            token = bearer_token(scope.get("headers"))
+            admitted = await admit_session(self.gate, token, self.limiter)
+            if isinstance(admitted, Turned):
+                retry = admitted.retry_after
+                headers = [] if retry is None else [(b"retry-after", b"%d" % retry)]
+                await _refuse(send, json_rpc, admitted.status, admitted.message, headers=headers)
                 return
-            except StoreError:
-                message = "The store cannot be reached to check the token"
-                await _refuse(send, json_rpc, 503, message)
-                return
-            wait = self.limiter.take(principal.actor_id)
-            if wait > 0:
-                retry = [(b"retry-after", b"%d" % max(1, math.ceil(wait)))]
-                await _refuse(send, json_rpc, 429, TOO_MANY, headers=retry)
-                return
-            scope["user"] = SimpleUser(principal.actor_id)
+            scope["user"] = SimpleUser(admitted.actor_id)
         if routed.allowed:
             # Refused for its method here, where the router could answer 404 (a mount
             # taking the path, a parameter taking a verb): its body is not read either.

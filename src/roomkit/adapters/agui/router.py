@@ -16,7 +16,6 @@ bucket is answered without a byte of the body read.
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at run
 # time, and they name the gate dependency local to agui_router.
 
-import math
 import os
 from collections.abc import AsyncIterator, Collection
 from typing import Annotated, Any
@@ -34,14 +33,13 @@ from roomkit.adapters._feed import open_room, room_id_problem
 from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
 from roomkit.adapters.agui._turns import MAX_NEW_MESSAGES
 from roomkit.auth.access import Access
-from roomkit.auth.authenticator import Authenticator, TokenAuthenticator
-from roomkit.auth.gate import CredentialGate, Refused, Use
+from roomkit.auth.authenticator import Authenticator
+from roomkit.auth.door import Turned, admit_session, session_gate
+from roomkit.auth.gate import CredentialGate
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import Principal
-from roomkit.auth.tokens import resolve_secret
 from roomkit.auth.traffic import HostRule, RateLimiter
 from roomkit.bodies import BodyLimits, bounded_route
-from roomkit.core.exceptions import StoreError
 from roomkit.core.framework import RoomKit
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -99,19 +97,15 @@ class _Gate(BodyGate):
         refusal = self.hosts.refusal(request.headers.get("host"), request.scope.get("server"))
         if refusal is not None:
             raise HTTPException(400, refusal)
-        try:
-            principal = await self.gate.admit(
-                credentials.credentials if credentials else None, Use.SESSION
-            )
-        except Refused as refused:
-            headers = {"WWW-Authenticate": "Bearer"} if refused.status == 401 else None
-            raise HTTPException(refused.status, str(refused), headers=headers) from None
-        except StoreError:
-            raise HTTPException(503, "The store cannot be reached to check the token") from None
-        wait = self.limiter.take(principal.actor_id)
-        if wait > 0:
-            retry = {"Retry-After": str(max(1, math.ceil(wait)))}
-            raise HTTPException(429, "Too many requests: slow down", headers=retry)
+        token = credentials.credentials if credentials else None
+        principal = await admit_session(self.gate, token, self.limiter)
+        if isinstance(principal, Turned):
+            headers = None
+            if principal.status == 401:
+                headers = {"WWW-Authenticate": "Bearer"}
+            elif principal.retry_after is not None:
+                headers = {"Retry-After": str(principal.retry_after)}
+            raise HTTPException(principal.status, principal.message, headers=headers)
         self.remember(request, self, principal)
         return principal
 
@@ -211,9 +205,7 @@ def agui_router(
     channel = _channel(kit, channel_id)
     thread = Thread(kit, handler, access, channel, agent, max_new_messages=max_new_messages)
     router = APIRouter(tags=["agui"], route_class=_route_class(max_body))
-    if auth is None:
-        auth = TokenAuthenticator(resolve_secret(secret, data_dir=data_dir))
-    credentials = CredentialGate(auth, LinkLedger(handler.ledger))
+    credentials = session_gate(LinkLedger(handler.ledger), auth, secret, data_dir)
     gate = _Gate(credentials, HostRule(allowed_hosts), RateLimiter(rate, burst))
     Caller = Annotated[Principal, Depends(gate)]
 
