@@ -155,28 +155,28 @@ class Sender:
         except Exception as error:
             # A notice that cannot be made now never can: it is dropped, not retried.
             logger.exception("could not make the notice of %s", item.item_id)
-            await self._failed(attempt, f"{type(error).__name__}: {error}", False)
+            failure = DeliveryError(f"{type(error).__name__}: {error}", retry=False)
+            await self._failed(attempt, failure)
             return
         try:
             async with asyncio.timeout(self.patience):
                 receipt = await surface.send(notice)
         except DeliveryError as error:
-            await self._failed(
-                attempt, str(error), error.retry, error.receipt, error.alone, error.retry_after
-            )
+            await self._failed(attempt, error)
             return
         except TimeoutError:
             # It may have landed (a mail server that queued it, then stalled): retried as a
             # failure is, counted, backed off and given up on in the end.
             problem = f"no answer within {self.patience:.0f}s"
-            await self._failed(attempt, problem, True)
+            await self._failed(attempt, DeliveryError(problem, retry=True))
             return
         except StoreError:
             raise  # where it goes could not be kept: nothing was sent, the item waits
         except Exception as error:
             # A surface that raises something else has a fault of its own: its traceback.
             logger.exception("surface %r raised while sending %s", surface.name, item.item_id)
-            await self._failed(attempt, f"{type(error).__name__}: {error}", True)
+            failure = DeliveryError(f"{type(error).__name__}: {error}", retry=True)
+            await self._failed(attempt, failure)
             return
         lane.delivered()
         await self._record_sent(item, receipt or {})
@@ -252,20 +252,12 @@ class Sender:
                 return str(entry["surface"])
         return None
 
-    async def _failed(
-        self,
-        attempt: Attempt,
-        problem: str,
-        retry: bool,
-        through: Mapping[str, Any] | None = None,
-        alone: bool = False,
-        not_before: float = 0.0,
-    ) -> None:
-        """Record a failed attempt: retried later, or dropped. ``through`` is what went
-        through all the same (:attr:`DeliveryError.receipt`), kept with the delivery;
-        ``alone``: the failure is the delivery's own (:attr:`DeliveryError.alone`), and its
-        lane does not back off; ``not_before``: the retry waits at least these seconds
-        (:attr:`DeliveryError.retry_after`)."""
+    async def _failed(self, attempt: Attempt, failure: DeliveryError) -> None:
+        """Record a failed attempt: retried later (``failure.retry``), or dropped. What went
+        through all the same (:attr:`DeliveryError.receipt`) is kept with the delivery; a
+        failure of the delivery's own (:attr:`DeliveryError.alone`) does not back its lane
+        off; the retry waits at least :attr:`DeliveryError.retry_after` seconds."""
+        problem, through = str(failure), failure.receipt
         item, surface = attempt.item, attempt.surface
         self.stats.failed[surface.name] += 1
         policy: Retry = getattr(surface, "retry", None) or Retry()
@@ -276,13 +268,13 @@ class Sender:
             await self.shown.record([item.pending_id], surface.name, item.body.get("recipient"))
         if through:
             item = replace(item, receipt=joined(item.receipt, through))
-        if not retry:
+        if not failure.retry:
             self._dropped(surface.name, item, problem, refused=True)
             await self._complete(item, {"failed": problem})
             return
-        paused = 0.0 if alone else attempt.lane.failed(attempt.started, now)
+        paused = 0.0 if failure.alone else attempt.lane.failed(attempt.started, now)
         if now - item.created < policy.give_up:
-            delay = max(policy.delay(item.attempts + 1), not_before)
+            delay = max(policy.delay(item.attempts + 1), failure.retry_after)
             logger.warning(
                 "%s could not deliver %s (%s); retrying in %.1fs%s",
                 surface.name,
