@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
+from roomkit.core.tasks import end_within
 from roomkit.notify._changes import RESYNC, HeardChanges
 from roomkit.notify._deliver import Sender
 from roomkit.notify._directory_choice import directory_of
@@ -241,9 +242,7 @@ class Notifier:
             self._stopping = True
             self._wake.set()
             # The loop stops at its next turn; a turn still waiting on the store is ended.
-            await asyncio.wait([task], timeout=_GRACE)
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await end_within([task], _GRACE)
             await self._hand_back_inflight()
         await self._shown.idle()
         for surface in self._surfaces.values():
@@ -286,12 +285,7 @@ class Notifier:
     async def _hand_back_inflight(self) -> None:
         """Give the deliveries in flight a moment, then cancel them: each hands its item
         back to the outbox as it ends."""
-        tasks = self._lanes.tasks()
-        if tasks:
-            await asyncio.wait(tasks, timeout=_GRACE)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await end_within(self._lanes.tasks(), _GRACE)
 
     async def _sleep(self) -> None:
         """Wait for a change, the next item due in a lane that may claim, a lane's back-off

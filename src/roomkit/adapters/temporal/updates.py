@@ -63,6 +63,7 @@ from roomkit.adapters.temporal._ended import (
 )
 from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, outcome_of
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.core.tasks import end_within
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
@@ -190,12 +191,7 @@ class TemporalUpdates:
         unchecked, self._unchecked = self._unchecked, None
         if unchecked is not None:
             unchecked()
-        tasks = set(self._following)
-        if tasks:
-            await asyncio.wait(tasks, timeout=_GRACE)
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await end_within(set(self._following), _GRACE)
 
     # -- following the change feed ------------------------------------------------------------
 
