@@ -48,7 +48,6 @@ from roomkit.core.exceptions import (
     UnservedToolCallError,
 )
 from roomkit.models.enums import ChannelType
-from roomkit.models.pending_input import PendingInput
 from roomkit.providers.ai.base import AITool
 from roomkit.tools import texts
 from roomkit.tools._mcp_forms import form_schema_problem
@@ -279,15 +278,12 @@ class MCPTools:
         if problem is not None:
             logger.warning("Declined an elicitation: %s", problem)
             return _decline(problem)
-        pending = await self._ask(
+        outcome = await self._ask(
             asker,
             {"message": params.message},
             # Closed: an ``accept`` carries only the form's fields, as MCP has it.
             answer_schema={**params.requested_schema, "additionalProperties": False},
         )
-        if isinstance(pending, types.ElicitResult):
-            return pending
-        outcome = await self._outcome(pending.pending_id)
         if isinstance(outcome, types.ElicitResult):
             return outcome
         content = json.loads(outcome)
@@ -296,13 +292,10 @@ class MCPTools:
     async def _ask_url(
         self, asker: _Asker, params: types.ElicitRequestURLParams
     ) -> types.ElicitResult:
-        pending = await self._ask(
+        outcome = await self._ask(
             asker,
             {"action": f"Open {params.url}", "details": {"why": params.message, "url": params.url}},
         )
-        if isinstance(pending, types.ElicitResult):
-            return pending
-        outcome = await self._outcome(pending.pending_id)
         if isinstance(outcome, types.ElicitResult):
             return outcome
         confirmed = _confirmed(outcome)
@@ -314,11 +307,12 @@ class MCPTools:
         arguments: dict[str, Any],
         *,
         answer_schema: dict[str, Any] | None = None,
-    ) -> PendingInput | types.ElicitResult:
-        """The request asking a person; a decline saying why when the server's elicitation
-        cannot be one (text too long, or not valid Unicode; a schema that is not one)."""
+    ) -> str | types.ElicitResult:
+        """Ask a person and wait: their answer's text, or the decline / cancel the request
+        ended in (:meth:`_outcome`); a decline saying why when the server's elicitation
+        cannot be a request (text too long, or not valid Unicode; a schema that is not one)."""
         try:
-            return await self.handler.create(
+            pending = await self.handler.create(
                 ELICITATION_TOOL, arguments, **self._where(asker), answer_schema=answer_schema
             )
         except (TypeError, ValueError) as error:
@@ -328,6 +322,7 @@ class MCPTools:
                 problem = f"requestedSchema is not a valid JSON Schema: {error}"
             logger.warning("Declined an elicitation: %s", problem)
             return _decline(problem)
+        return await self._outcome(pending.pending_id)
 
     def _asker(self) -> _Asker:
         """The tool call an elicitation belongs to, or the default room and actor."""
