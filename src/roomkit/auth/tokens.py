@@ -164,6 +164,25 @@ def _sign(secret: str | bytes, claims: dict[str, Any]) -> str:
     return f"{payload}.{_b64encode(digest)}"
 
 
+def _issue(
+    secret: str | bytes,
+    actor_id: str,
+    kind: CredentialKind,
+    claims: dict[str, Any],
+    ttl: float | None,
+    now: float | None,
+) -> str:
+    """A signed ``kind`` credential for ``actor_id`` with ``claims``: issued ``now`` (the
+    current time by default), valid ``ttl`` seconds (``None``: until revoked), with an id of
+    its own."""
+    issued = time.time() if now is None else now
+    signed: dict[str, Any] = {"sub": actor_id, KIND_CLAIM: kind.value, **claims, "iat": issued}
+    if ttl is not None:
+        signed["exp"] = int(issued + _ttl(ttl))
+    signed["jti"] = secrets.token_urlsafe(12)
+    return _sign(secret, signed)
+
+
 def _check_actor(actor_id: object) -> str:
     """``actor_id``, once it is an actor name; ``ValueError`` otherwise."""
     return check_actor_name(actor_id, what="actor_id")
@@ -209,17 +228,8 @@ def issue_token(
             that expires only when revoked (``roomkit revoke``).
         now: the issue time (seconds since the epoch); the current time by default.
     """
-    issued = time.time() if now is None else now
-    claims: dict[str, Any] = {
-        "sub": _check_actor(actor_id),
-        KIND_CLAIM: CredentialKind.ACTOR.value,
-        "adm": bool(admin),
-        "iat": issued,
-        "jti": secrets.token_urlsafe(12),
-    }
-    if ttl is not None:
-        claims["exp"] = int(issued + _ttl(ttl))
-    return _sign(secret, claims)
+    claims = {"adm": bool(admin)}
+    return _issue(secret, _check_actor(actor_id), CredentialKind.ACTOR, claims, ttl, now)
 
 
 def issue_answer_link(
@@ -235,16 +245,9 @@ def issue_answer_link(
     Put it where only that person sees it (a URL fragment, never a query string: URLs are
     logged). The desk refuses it once it has answered or rejected, and after ``ttl`` seconds.
     """
-    issued = time.time() if now is None else now
-    claims = {
-        "sub": _check_actor(actor_id),
-        KIND_CLAIM: CredentialKind.ANSWER_LINK.value,
-        "req": _check_id("pending_id", pending_id),
-        "iat": issued,
-        "exp": int(issued + _ttl(ttl)),
-        "jti": secrets.token_urlsafe(12),
-    }
-    return _sign(secret, claims)
+    actor = _check_actor(actor_id)
+    claims = {"req": _check_id("pending_id", pending_id)}
+    return _issue(secret, actor, CredentialKind.ANSWER_LINK, claims, ttl, now)
 
 
 def issue_sign_in_link(
@@ -260,18 +263,10 @@ def issue_sign_in_link(
     It reads and answers nothing itself: ``POST /api/sign-in`` trades it for an actor token,
     and the desk refuses it after that (through any desk process on the store).
     """
-    issued = time.time() if now is None else now
-    claims = {
-        "sub": _check_actor(actor_id),
-        KIND_CLAIM: CredentialKind.SIGN_IN_LINK.value,
-        "adm": bool(admin),
-        # Kept beside the kind: a desk that reads no kind claim still sees a sign-in link.
-        "use": SIGN_IN,
-        "iat": issued,
-        "exp": int(issued + _ttl(ttl)),
-        "jti": secrets.token_urlsafe(12),
-    }
-    return _sign(secret, claims)
+    # The use is kept beside the kind: a desk that reads no kind claim still sees a
+    # sign-in link.
+    claims = {"adm": bool(admin), "use": SIGN_IN}
+    return _issue(secret, _check_actor(actor_id), CredentialKind.SIGN_IN_LINK, claims, ttl, now)
 
 
 def read_token(secret: str | bytes, token: str, *, now: float) -> dict[str, Any]:
