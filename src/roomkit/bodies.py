@@ -41,7 +41,7 @@ from collections.abc import (
     Iterable,
     MutableMapping,
 )
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -352,6 +352,7 @@ async def _bounded(
     await app(scope, replay, send)
 
 
+@dataclass(eq=False)
 class BoundedBodies:
     """ASGI middleware: every HTTP request body checked (:func:`load_json`) before ``app``.
 
@@ -367,20 +368,12 @@ class BoundedBodies:
             where batches are not served), so that it is answered by ``refusal`` too.
     """
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        limits: BodyLimits = DEFAULT_LIMITS,
-        *,
-        refusal: Refusal = detail_refusal,
-        status: int | None = None,
-        check: Check | None = None,
-    ) -> None:
-        self.app = app
-        self.limits = limits
-        self.refusal = refusal
-        self.status = status
-        self.check = check
+    app: ASGIApp
+    limits: BodyLimits = DEFAULT_LIMITS
+    _: KW_ONLY
+    refusal: Refusal = detail_refusal
+    status: int | None = None
+    check: Check | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await _bounded(
