@@ -19,10 +19,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from jsonschema.validators import Draft202012Validator, validator_for
-from referencing import Resource
-from referencing.jsonschema import DRAFT202012, specification_with
 
 from roomkit._storable import non_finite_at
+from roomkit.policy._subschemas import subschemas
 
 __all__ = ["narrowing_problem", "narrows"]
 
@@ -91,16 +90,10 @@ def _unknown_keywords(schema: Any) -> Iterator[str]:
     """The keywords in ``schema`` or any schema within it that its validator does not know."""
     if not isinstance(schema, dict):
         return
-    draft = schema.get("$schema")
-    draft = draft if isinstance(draft, str) else ""
     known = set(validator_for(schema, default=Draft202012Validator).VALIDATORS)
     known |= _ANNOTATIONS | _SUBSCHEMA_ONLY
-    pending = [specification_with(draft, default=DRAFT202012).create_resource(schema)]
-    while pending:
-        resource: Resource[Any] = pending.pop()
-        if isinstance(resource.contents, dict):
-            yield from (str(name) for name in resource.contents if name not in known)
-        pending.extend(resource.subresources())
+    for contents in subschemas(schema):
+        yield from (str(name) for name in contents if name not in known)
 
 
 def _keyword_narrows(name: str, value: Any) -> bool:

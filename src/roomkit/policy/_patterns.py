@@ -25,8 +25,7 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-from referencing import Resource
-from referencing.jsonschema import DRAFT202012, specification_with
+from roomkit.policy._subschemas import subschemas
 
 __all__ = ["CHOICES", "SPAN", "pattern_problem", "schema_pattern_problem"]
 
@@ -125,18 +124,9 @@ def schema_pattern_problem(schema: Any) -> str | None:
 
 def _patterns(schema: Any) -> Iterator[str]:
     """Every ``pattern`` and ``patternProperties`` name in ``schema`` and its subschemas."""
-    if not isinstance(schema, dict):
-        return
-    draft = schema.get("$schema")
-    draft = draft if isinstance(draft, str) else ""
-    pending = [specification_with(draft, default=DRAFT202012).create_resource(schema)]
-    while pending:
-        resource: Resource[Any] = pending.pop()
-        contents = resource.contents
-        if isinstance(contents, dict):
-            if isinstance(contents.get("pattern"), str):
-                yield contents["pattern"]
-            named = contents.get("patternProperties")
-            if isinstance(named, dict):
-                yield from (str(name) for name in named)
-        pending.extend(resource.subresources())
+    for contents in subschemas(schema):
+        if isinstance(contents.get("pattern"), str):
+            yield contents["pattern"]
+        named = contents.get("patternProperties")
+        if isinstance(named, dict):
+            yield from (str(name) for name in named)
