@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-__all__ = ["HostRule", "RateLimiter", "host_name", "is_origin", "is_rate"]
+__all__ = ["HostRule", "RateLimiter", "host_name", "is_address", "is_origin", "is_rate"]
 
 
 class RateLimiter:
@@ -94,9 +94,10 @@ def host_name(host: str) -> str | None:
     return name[:-1] if name.endswith(".") and len(name) > 1 else name
 
 
-def _is_address(name: str) -> bool:
+def is_address(host: str) -> bool:
+    """Whether ``host`` is an IP address, an IPv6 one in brackets or not."""
     try:
-        ipaddress.ip_address(name[1:-1] if name.startswith("[") else name)
+        ipaddress.ip_address(host[1:-1] if host.startswith("[") and host.endswith("]") else host)
     except ValueError:
         return False
     return True
@@ -151,7 +152,7 @@ class HostRule:
             return True
         if server and isinstance(server[0], str) and name == server[0].lower():
             return True
-        return _is_address(name)
+        return is_address(name)
 
     def refusal(self, host: str | None, server: Sequence[Any] | None = None) -> str | None:
         """Why a request with this ``Host`` is refused, or ``None`` when it is not."""

@@ -9,9 +9,8 @@ compare against every browser's and never match.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 
-from roomkit.auth.traffic import is_origin
+from roomkit.auth.traffic import is_address, is_origin
 from roomkit.cli._common import Failure, printable
 
 __all__ = ["allowed_hosts", "allowed_origins", "listen_host"]
@@ -32,7 +31,7 @@ def listen_host(host: str) -> str:
     """
     from roomkit._serving import listen_address
 
-    if host and not _address(host) and (host == "*" or not _host_name(host)):
+    if host and not is_address(host) and (host == "*" or not _host_name(host)):
         raise Failure(
             f"--host takes an address or a host name to listen on, without scheme or port, "
             f"such as 127.0.0.1, 0.0.0.0, [::1] or desk.example.com (the port is --port); "
@@ -60,7 +59,7 @@ def allowed_hosts(args: argparse.Namespace, host: str) -> list[str]:
                 f"desk.example.com (or * for any); got {printable(name, 80)!r}",
                 2,
             )
-    if not _address(host):
+    if not is_address(host):
         names.append(host)
     return names
 
@@ -76,15 +75,6 @@ def allowed_origins(values: list[str] | None) -> list[str] | None:
         if value != "*" and not is_origin(value):
             raise Failure(f"{_ORIGIN_FORM}; got {printable(value, 80)!r}", 2)
     return values or None
-
-
-def _address(host: str) -> bool:
-    """Whether ``host`` is an IP address, an IPv6 one in brackets or not."""
-    try:
-        ipaddress.ip_address(host[1:-1] if host.startswith("[") and host.endswith("]") else host)
-    except ValueError:
-        return False
-    return True
 
 
 def _host_name(name: str) -> bool:
