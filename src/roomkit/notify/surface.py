@@ -18,6 +18,9 @@ from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput
 
+# What a surface may put in a header, checked as it is given, not as it is sent.
+from roomkit.notify._header_values import header_value_problem
+
 # The directory lives with the people it lists; its names stay importable from here.
 from roomkit.people import Directory, Person
 from roomkit.tools.human_input.checks import check_surface
@@ -30,6 +33,7 @@ __all__ = [
     "NoticeType",
     "Person",
     "Surface",
+    "header_value_problem",
     "surface_name",
 ]
 
