@@ -14,7 +14,12 @@ from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_p
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskStore
+from a2a.server.tasks import (
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    PushNotificationConfigStore,
+    TaskStore,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -134,9 +139,12 @@ class World:
         self.executor = RoomKitExecutor(self.kit, agent="agent")
         self.tasks = tasks if tasks is not None else InMemoryTaskStore()
         self.configs = InMemoryPushNotificationConfigStore()
-        requests = DefaultRequestHandler(
-            self.executor, self.tasks, CARD, push_config_store=self.configs
-        )
+        """Where the push configs are kept."""
+        self.serve(self.configs)
+
+    def serve(self, configs: PushNotificationConfigStore) -> None:
+        """Serve the routes with ``configs`` as the request handler's config store."""
+        requests = DefaultRequestHandler(self.executor, self.tasks, CARD, push_config_store=configs)
         routes = Starlette(
             routes=create_agent_card_routes(CARD)
             + create_jsonrpc_routes(requests, rpc_url="/rpc")
@@ -202,12 +210,16 @@ class World:
 def pushes(world: World, **options: Any) -> A2APush:
     """``world``'s task updates pushed through the outbox: signed with :data:`SIGNING`,
     retried at once; ``options`` go to :class:`A2APush` (a client, a timeout). The
-    receivers are on the loopback, which the default URL check refuses."""
+    receivers are on the loopback, which the default URL check refuses. The routes set
+    configs through it from then on."""
     options.setdefault("push_url_validator", None)
-    return A2APush(
+    push = A2APush(
         world.tasks,
         world.configs,
         secret=SIGNING,
         retry=Retry(first=0.01, cap=0.02, jitter=0.0),
         **options,
     )
+    # The request handler sets configs through the push, which refuses those it cannot send.
+    world.serve(push.configs)
+    return push

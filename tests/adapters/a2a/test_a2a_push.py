@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from a2a.types import TaskPushNotificationConfig, TaskState
 from a2a_world import SIGNING, World, ask, pushes
 from standardwebhooks import Webhook as Verifier
@@ -99,7 +100,8 @@ class Hits:
 
 async def test_a_push_url_naming_the_loopback_is_refused_by_default() -> None:
     """A caller sets its task's push URL: one naming this host (or any private address) is
-    never posted to, whatever credentials it asks to be sent."""
+    refused as it is set, and never posted to."""
+    from a2a.utils.errors import InvalidParamsError
     from a2a.utils.push_url_validator import validate_push_notification_url
 
     world = World([ask(), AIResponse(content="Blue it is.")])
@@ -109,7 +111,8 @@ async def test_a_push_url_naming_the_loopback_is_refused_by_default() -> None:
     config = TaskPushNotificationConfig(id="inside", url="http://127.0.0.1:6379/push")
     async with Notifier(world.handler, [push], poll=0.05) as notifier:
         async with world.http() as http:
-            await world.send(http, text="Paint it", push=config)
+            with pytest.raises(InvalidParamsError, match="names no public host"):
+                await world.send(http, text="Paint it", push=config)
         await notifier.wait_idle()
     await client.aclose()
     assert hits.paths == []

@@ -6,7 +6,9 @@ or settles (answered on the desk, on Slack, timed out, withdrawn), each task of 
 still waiting on a person gets a push at every URL configured on it. The notifier records the
 delivery in the store's outbox before it is sent and retries it after a 5xx, a 408, a 429 or
 a connection error, under the same ``webhook-id`` every time; each POST is signed (Standard
-Webhooks) and carries the task's ``X-A2A-Notification-Token`` and ``Authorization``.
+Webhooks) and carries the task's ``X-A2A-Notification-Token`` and ``Authorization``. A config
+is checked by one rule (:mod:`roomkit.adapters.a2a._push_rule`) both as it is set, through
+:attr:`A2APush.configs`, and before each POST.
 
 The body is the A2A ``StreamResponse`` JSON of a ``TaskStatusUpdateEvent``: ``input-required``
 with the request's data part when it opens, ``working`` with its outcome when it is answered
@@ -47,6 +49,7 @@ from google.protobuf.timestamp_pb2 import Timestamp  # type: ignore[import-untyp
 from standardwebhooks import Webhook as Signer
 
 from roomkit.adapters.a2a._endings import asked, ending
+from roomkit.adapters.a2a._push_rule import CheckedConfigs, config_problem
 from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify.retry import Retry
@@ -65,18 +68,21 @@ class A2APush:
 
     Args:
         tasks: the SDK's task store the request handler uses (its tasks name their context).
-        configs: the SDK's push-notification config store the request handler uses.
+        configs: the SDK's push-notification config store the configs are kept in. Give
+            the request handler :attr:`configs` instead, which refuses, as it is set, a config
+            the push could not send.
         secret: the signing secret in its ``whsec_<base64>`` form.
         retry: when to try again; :class:`~roomkit.notify.retry.Retry`'s defaults otherwise.
         client: the HTTP client to POST with (one of its own by default).
         name: the surface's name in histories (at most 256 characters, as any surface's).
         timeout: seconds one POST of its own client may take; a POST that takes longer is
             tried again later under the same ``webhook-id``.
-        push_url_validator: ``async (url) -> bool``, asked before each POST (a caller sets
-            the URLs: this is where one naming a loopback, private or cloud-metadata address
-            is refused, at send time, whatever it resolved to when it was set). The SDK's
-            ``validate_push_notification_url`` by default; ``None`` posts anywhere (tests
-            with a receiver on the loopback).
+        push_url_validator: ``async (url) -> bool``, whether a URL's host may be pushed
+            to (a caller sets the URLs: this is where one naming a loopback, private or
+            cloud-metadata address is refused). The SDK's ``validate_push_notification_url``
+            by default; ``None`` posts to any host (tests with a receiver on the loopback).
+            It is asked as :attr:`configs` takes a config and again before each POST,
+            whatever the host resolved to when the config was set.
 
     Raises:
         ValueError: the secret is not a ``whsec_`` secret, the timeout is not positive, or
@@ -105,7 +111,9 @@ class A2APush:
         if not timeout > 0:
             raise ValueError(f"A2APush(timeout=...) takes seconds above 0, got {timeout!r}")
         self.tasks = tasks
-        self.configs = configs
+        self.configs: PushNotificationConfigStore = CheckedConfigs(configs, push_url_validator)
+        """``configs``, refusing a config the push could not send (JSON-RPC ``InvalidParams``
+        naming what is wrong, nothing stored): the store to give the SDK's request handler."""
         self.retry = retry if retry is not None else Retry()
         self._signer = Signer(secret)
         self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)
@@ -193,11 +201,11 @@ class A2APush:
         return _status_update(task, status)
 
     async def _post(self, notice: Notice, update: StreamResponse, config: Any) -> None:
-        if self._url_ok is not None and not await self._url_ok(config.url):
+        # The rule the config was set under: one stored around the handler is refused here.
+        problem = await config_problem(config, self._url_ok)
+        if problem is not None:
             raise DeliveryError(
-                f"A2A push to {config.url} refused: it names no public http(s) host (a "
-                "loopback, private, link-local or unresolvable address)",
-                retry=False,
+                f"A2A push config of task {config.task_id} refused: {problem}", retry=False
             )
         data = json.dumps(MessageToDict(update), separators=(",", ":"))
         now = datetime.now(UTC)
