@@ -6,7 +6,9 @@ store one of its own beside it), or builds the one it owns: a blocking pool with
 timeouts and a few retries.
 :func:`describe` names the server for messages, without the password. :func:`guard` bounds
 a call by the store's ``timeout``, turns the client's failures into the store's errors, and
-keeps a cancellation that the client swallowed. :func:`check_persistence` reads how the
+keeps a cancellation that the client swallowed; a server that refuses the store's user (its
+password, or its ACL: ``NOPERM``) raises a plain store error saying what to grant, since no
+retry helps. :func:`check_persistence` reads how the
 server persists what it is told and warns when a restart or a crash would lose acknowledged
 outcomes.
 """
@@ -28,8 +30,8 @@ with requires_extra("roomkit.stores.redis (RedisStore, RedisRoomStore)", "redis"
     from redis.asyncio import BlockingConnectionPool, Redis
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
+    from redis.exceptions import AuthenticationError, NoPermissionError, RedisError, ResponseError
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisError, ResponseError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from roomkit.core.exceptions import CorruptRecordError, StoreError, StoreUnavailableError
@@ -241,7 +243,8 @@ async def guard(
             the call waited for a connection or for its batch past the queue's own bound
             (the message says the store was busy).
         CorruptRecordError: the record ``pending_id`` is not a hash.
-        StoreError: the server refused the call.
+        StoreError: the server refused the call, or the user (its password, or a command
+            or key its ACL denies it: retrying will not help, the message says what to grant).
     """
     task = asyncio.current_task()
     cancels = task.cancelling() if task is not None else 0
@@ -270,6 +273,8 @@ async def guard(
                 "server answers): read the room before writing it again"
             )
         raise StoreUnavailableError(message) from None
+    except (AuthenticationError, NoPermissionError) as error:
+        raise StoreError(refused(store, where, error)) from error
     except _UNREACHABLE as error:
         counted.answered(False)
         raise StoreUnavailableError(f"the {store} at {where} cannot be reached: {error}") from error
@@ -284,6 +289,21 @@ async def guard(
     counted.answered(True)
     if task is not None and task.cancelling() > cancels:
         raise asyncio.CancelledError
+
+
+def refused(store: str, where: str, error: RedisError) -> str:
+    """The message of a call the server at ``where`` refused its user: a wrong password, or
+    a command or a key the user's ACL denies it (``NOPERM``)."""
+    if isinstance(error, AuthenticationError):
+        return (
+            f"the {store} at {where} refused its user ({error}): check the user name and "
+            "password in the URL (redis://USER:PASSWORD@host:port/db)"
+        )
+    return (
+        f"the {store} at {where} refused its user a command or a key ({error}): grant the "
+        "user the commands the store runs and its keys and channels, e.g. ACL SETUSER <user> "
+        "+@read +@write +@scripting +@pubsub +@connection ~<prefix>:* &<prefix>:*"
+    )
 
 
 def silent(store: str, where: str, within: float | None) -> str:

@@ -7,6 +7,8 @@ client tries it again on a new connection (the close cut the one it waited on), 
 from the pool it just closed, and gives it back when the call ends. Nothing would close that
 connection again. A store's own pool is of a kind below, and :func:`shut` marks it closed:
 from then on, every connection given back to it is disconnected, until the store opens again.
+An opening that fails disconnects what it left idle in the store's own pool (:func:`opening`):
+the caller of ``async with store:`` gets no store to close.
 
 A call that queues for a connection of a busy pool (a burst of more calls than connections,
 on a server that answers) has its bound paused while it queues (:mod:`._bounds`). A slow
@@ -16,6 +18,8 @@ queue is no outage: the queue has a bound of its own (:data:`QUEUE_TIMEOUT`), an
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -32,6 +36,7 @@ __all__ = [
     "StoreBlockingPool",
     "StorePool",
     "StoreSentinelPool",
+    "opening",
     "shut",
 ]
 
@@ -138,3 +143,19 @@ def shut(client: Redis, closed: bool) -> None:
     pool = client.connection_pool
     if isinstance(pool, StorePool):
         pool.closed = closed
+
+
+@asynccontextmanager
+async def opening(client: Redis, *, owned: bool) -> AsyncIterator[None]:
+    """Around a store's opening: when it fails (or is cancelled), the idle connections of
+    ``client``'s pool are disconnected if the pool is the store's own (``owned``).
+
+    The calls in flight on it (those of a room store opened beside the store, on its
+    client) keep their connections.
+    """
+    try:
+        yield
+    except BaseException:
+        if owned:
+            await client.connection_pool.disconnect(inuse_connections=False)
+        raise

@@ -81,7 +81,7 @@ from roomkit.stores.redis._link import (
     text,
 )
 from roomkit.stores.redis._outbox import RedisOutbox
-from roomkit.stores.redis._pools import shut
+from roomkit.stores.redis._pools import opening, shut
 from roomkit.stores.redis._reads import Reads
 from roomkit.stores.redis._settling import Settling, unreadable
 from roomkit.stores.redis._spending import Spending
@@ -259,18 +259,21 @@ class RedisStore(PartsFacade):
         self._feed.start()
 
     async def _open_once(self) -> None:
-        """The opening itself: the server answers, and its persistence is read once."""
-        async with guard(self._where, within=self.timeout):
-            await self._client.ping()
-            found = self._create or await self._client.exists(*self._layout.marks)
-        if not found:
-            raise StoreNotFoundError(
-                f"the Redis database at {self._where} holds no roomkit store under the prefix "
-                f"{self.prefix!r} (no key {self._layout.marks[0]}): nothing was written to it"
-            )
-        if not self._checked:
-            await check_persistence(self._client, self._where, logger, within=self.timeout)
-            self._checked = True
+        """The opening itself: the server answers, and its persistence is read once. One
+        that fails leaves no connection of the store's own open."""
+        async with opening(self._client, owned=self._owned):
+            async with guard(self._where, within=self.timeout):
+                await self._client.ping()
+                found = self._create or await self._client.exists(*self._layout.marks)
+            if not found:
+                raise StoreNotFoundError(
+                    f"the Redis database at {self._where} holds no roomkit store under the "
+                    f"prefix {self.prefix!r} (no key {self._layout.marks[0]}): nothing was "
+                    "written to it"
+                )
+            if not self._checked:
+                await check_persistence(self._client, self._where, logger, within=self.timeout)
+                self._checked = True
         self._opened = True
 
     async def close(self) -> None:

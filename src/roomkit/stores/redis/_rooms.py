@@ -35,7 +35,7 @@ from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
 from roomkit.stores.redis import _room_records as records
 from roomkit.stores.redis import _room_scripts as scripts
-from roomkit.stores.redis._pools import shut
+from roomkit.stores.redis._pools import opening, shut
 from roomkit.stores.redis._room_calls import STORE, Refused, RoomScripts
 
 if TYPE_CHECKING:
@@ -158,11 +158,13 @@ class RedisRoomStore(Opened):
             await self._opening.join(self._open_once)
 
     async def _open_once(self) -> None:
-        """The opening itself: the keys' format checked, the event ids reserved."""
+        """The opening itself: the keys' format checked, the event ids reserved. One that
+        fails leaves no connection of the store's own open."""
         # A node for this process's event ids is taken only when it has none yet.
         take = "0" if has_event_node() else "1"
         keys = [self._keys.last_event, self._keys.event_nodes]
-        [_, last_event_id, node] = await self._run.write(scripts.OPEN, keys, [take])
+        async with opening(self._client, owned=self._owned):
+            [_, last_event_id, node] = await self._run.write(scripts.OPEN, keys, [take])
         reserve_event_ids(int(last_event_id), node=int(node) if take == "1" else None)
         self._opened = True
 
