@@ -74,7 +74,8 @@ class Link:
     Args:
         target: a DSN (the pool is the link's own), a pool (borrowed, never closed), or
             another store's link, whose pool this one uses while that link holds it open
-            (the room store beside a request store: one pool for both).
+            (the room store beside a request store: one pool for both); an opening of this
+            link that opened that one and fails closes it again.
         prepare: creates or migrates the store's tables on the first connection.
         schema: the PostgreSQL schema of the tables, for messages.
         pool_size: the most connections an owned pool opens.
@@ -123,6 +124,7 @@ class Link:
         self._faulted = False
         self._stays_closed = stays_closed
         self._closed = False
+        self._opened_owner = False
 
     @property
     def connect_timeout(self) -> float:
@@ -170,6 +172,9 @@ class Link:
         if self._closed:
             raise StoreClosedError.of("PostgreSQL", self.where)
         if self._owner is not None:
+            if not self._owner.opened:
+                # This opening starts the owner's pool: if it fails, it closes that too.
+                self._opened_owner = True
             # The owner's pool, as the owner holds it now (a reopened owner has a new one).
             await self._owner.open()
             self._pool = self._owner._pool
@@ -182,8 +187,7 @@ class Link:
             if self._opened:
                 return
             if self._owner is not None:
-                async with self._owner.connection() as shared:
-                    await self._prepared_on(shared)
+                await self._prepared_beside()
                 self._opened = True
                 return
             try:
@@ -216,6 +220,20 @@ class Link:
             elif self._pool.closed:
                 await self._pool.open()
             self._opened = True
+
+    async def _prepared_beside(self) -> None:
+        """Prepare the tables on a connection of the owner's pool; when that fails (or is
+        cancelled) and this opening started the owner's pool, close it again."""
+        assert self._owner is not None
+        try:
+            async with self._owner.connection() as shared:
+                await self._prepared_on(shared)
+        except BaseException:
+            if self._opened_owner:
+                await self._owner.release()
+            raise
+        finally:
+            self._opened_owner = False
 
     async def _prepared_on(self, db: AsyncConnection[Any]) -> None:
         try:

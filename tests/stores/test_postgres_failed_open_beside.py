@@ -1,0 +1,73 @@
+"""A PostgreSQL room store opened beside a request store (``beside``, or through
+``roomkit.stores.open_url``) whose own tables cannot be made leaves nothing running: an
+opening that fails closes what it started, the request store's pool included when the room
+store's opening was what opened it."""
+
+from __future__ import annotations
+
+import os
+
+import psycopg
+import pytest
+
+from roomkit.core.exceptions import StoreFormatError
+from roomkit.core.store import RoomStore
+from roomkit.stores import close_stores, open_url
+from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
+
+LOOKS = 1000
+"""How many times the server is asked whether the store's sessions have ended: each look is
+a round trip, after which a session the store closed has long been gone."""
+
+
+async def _sessions(database: str, name: str) -> int:
+    """How many sessions named ``name`` the server still has, once those ending have ended."""
+    async with await psycopg.AsyncConnection.connect(database, autocommit=True) as admin:
+        for _ in range(LOOKS):
+            cursor = await admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            )
+            row = await cursor.fetchone()
+            assert row is not None
+            if row[0] == 0:
+                return 0
+        return int(row[0])
+
+
+async def _newer_rooms(database: str) -> None:
+    """Room tables made by a newer roomkit, which this one refuses to open."""
+    async with await psycopg.AsyncConnection.connect(database, autocommit=True) as admin:
+        await admin.execute("CREATE TABLE roomkit_rooms_schema (version integer NOT NULL)")
+        await admin.execute("INSERT INTO roomkit_rooms_schema (version) VALUES (99)")
+
+
+async def _entered(rooms: RoomStore) -> None:
+    async with rooms:
+        pytest.fail("the room store opened")
+
+
+@pytest.mark.parametrize("way", ["async with", "first call"])
+async def test_a_room_store_from_a_url_that_fails_to_open_closes_the_pool(
+    way: str, database: str
+) -> None:
+    await _newer_rooms(database)
+    name = f"roomkit-rooms-{os.urandom(4).hex()}"
+    requests, rooms = open_url(f"{database}?application_name={name}")
+    try:
+        attempt = _entered(rooms) if way == "async with" else rooms.get_room("room-1")
+        with pytest.raises(StoreFormatError):
+            await attempt
+        assert await _sessions(database, name) == 0
+    finally:
+        await close_stores(requests, rooms)
+
+
+async def test_a_failed_room_store_leaves_an_open_request_store_open(database: str) -> None:
+    """The request store opened first keeps its pool: the room store did not open it."""
+    await _newer_rooms(database)
+    async with PostgresStore(database) as requests:
+        rooms = PostgresRoomStore.beside(requests)
+        with pytest.raises(StoreFormatError):
+            await rooms.open()
+        assert await requests.list_pending() == []
+        await rooms.close()
