@@ -11,7 +11,8 @@ Afterwards every fault of the server or the network raises
 of a busy pool past :data:`QUEUE_TIMEOUT`, saying that the pool was too small (which is no
 fault: the server is not taken for down); a value the server refuses as too
 long for it (an index entry past its limit) raises a plain
-:class:`~roomkit.core.exceptions.StoreError` naming what was too long. The room store and the
+:class:`~roomkit.core.exceptions.StoreError` naming what was too long, and so does a privilege
+the server refuses the store's user, naming what to grant. The room store and the
 pending-request store share this module.
 """
 
@@ -36,6 +37,7 @@ from roomkit.core.exceptions import (
 from roomkit.stores._opening import SharedOpening
 from roomkit.stores.postgres._dsn import check_dsn, check_schema_name, describe, first_line
 from roomkit.stores.postgres._migrate import Migrations, migrate, version_table
+from roomkit.stores.postgres._refused import refused_error
 from roomkit.stores.postgres._silence import Silence, drop
 from roomkit.stores.postgres._too_long import too_long_error
 
@@ -92,11 +94,13 @@ class Link:
         *,
         pool_size: int,
         connect_timeout: float,
+        schema: str = "public",
         stays_closed: bool = False,
     ) -> None:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be an int >= 1, got {pool_size!r}")
         self._prepare = prepare
+        self._schema = schema
         self._owner = target if isinstance(target, Link) else None
         self._borrowed = not isinstance(target, str)
         self._pool: AsyncConnectionPool[Any] | None = (
@@ -238,6 +242,8 @@ class Link:
     async def _prepared_on(self, db: AsyncConnection[Any]) -> None:
         try:
             await self._prepare(db, self.where)
+        except psycopg.errors.InsufficientPrivilege as error:
+            raise self.refused(error, db, making=True) from error
         except psycopg.Error as error:
             raise StoreError(
                 f"cannot prepare the tables of the PostgreSQL store at {self.where}: "
@@ -328,6 +334,8 @@ class Link:
                     raise TimeoutError(
                         f"no answer within {limit:g} s on an open connection"
                     ) from error
+        except psycopg.errors.InsufficientPrivilege as error:
+            raise self.refused(error, db, making=False) from error
         except psycopg.errors.ProgramLimitExceeded as error:
             # SQLSTATE class 54 is an OperationalError to psycopg, yet the server answered:
             # a value past what it holds (an index entry) is no outage, and no retry helps.
@@ -435,6 +443,15 @@ class Link:
     def _owns_pool(self) -> bool:
         """Whether the pool is one the store made (its size set by ``pool_size``)."""
         return self._owner._owns_pool() if self._owner is not None else not self._borrowed
+
+    def refused(
+        self, error: psycopg.Error, db: AsyncConnection[Any], *, making: bool
+    ) -> StoreError:
+        """The error of a store whose user the server refused a privilege with ``error``,
+        ``making`` or checking its tables, or using them."""
+        return refused_error(
+            error, self.where, schema=self._schema, user=db.info.user, making=making
+        )
 
     def unavailable(self, error: BaseException) -> StoreUnavailableError:
         """The error of a store the server of which did not answer with ``error``."""

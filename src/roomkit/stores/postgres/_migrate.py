@@ -1,7 +1,8 @@
 """The Postgres stores' tables, versioned: each store's version table, and the migration
 that brings a store's tables to the code's version on the first connection, under an
-advisory lock, refusing tables newer than the code; a store opened only to read
-(``create=False``) looks at its tables instead, and migrates nothing.
+advisory lock, refusing tables newer than the code (a user that may not create opens tables
+their owner made at that version); a store opened only to read (``create=False``) looks at
+its tables instead, and migrates nothing.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+import psycopg
 from psycopg import AsyncConnection
 
 from roomkit.core.exceptions import StoreFormatError, StoreNotFoundError, StoreOutdatedError
@@ -62,9 +64,22 @@ async def migrate(db: AsyncConnection[Any], sql: Migrations, *, where: str, vers
     recorded. Two processes opening a new database take turns: CREATE ... IF NOT EXISTS
     alone races on the catalogue.
 
+    A user that may not create (the schema, the version table) opens tables their owner
+    made and brought to ``version``, without the lock: nothing is left to create or migrate.
+
     Raises:
         StoreFormatError: the stored version is newer than ``version`` (nothing changes).
+        psycopg.errors.InsufficientPrivilege: the user may not create what is missing, or
+            bring the tables to ``version``.
     """
+    try:
+        await _migrated(db, sql, where=where, version=version)
+    except psycopg.errors.InsufficientPrivilege:
+        if not await _at_version(db, sql, version):
+            raise
+
+
+async def _migrated(db: AsyncConnection[Any], sql: Migrations, *, where: str, version: int) -> None:
     async with db.transaction():
         await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (sql.lock,))
         for statement in sql.prepare:
@@ -115,6 +130,15 @@ async def up_to_date(
             found=f"tables of version {found}; this roomkit uses {version}",
         )
     return found == version
+
+
+async def _at_version(db: AsyncConnection[Any], sql: Migrations, version: int) -> bool:
+    """Whether the tables are there, at ``version``, for this user to read."""
+    try:
+        async with db.transaction():
+            return await _stored_version(db, sql) == version
+    except psycopg.Error:
+        return False
 
 
 async def _stored_version(db: AsyncConnection[Any], sql: Migrations) -> int:

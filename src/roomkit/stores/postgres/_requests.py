@@ -176,6 +176,7 @@ class PostgresStore(PartsFacade):
             self._migrate,
             pool_size=16 if target.pool_size is None else target.pool_size,
             connect_timeout=target.connect_timeout,
+            schema=self.schema,
             stays_closed=True,
         )
         self.where = self._link.where
@@ -218,7 +219,8 @@ class PostgresStore(PartsFacade):
 
         Raises:
             StoreError: the server cannot be reached, or refuses the user, the password or
-                the database; the message says what to check.
+                the database, or the user may not make (or use) the tables; the message says
+                what to check or grant.
             StoreFormatError: the tables were made by a newer version of roomkit.
             StoreOutdatedError: opened with ``create=False``, and made by an earlier
                 version (it is left as it was, not brought up to date).

@@ -90,6 +90,7 @@ class PostgresRoomStore(SQLRooms):
             self._prepare,
             pool_size=8 if target.pool_size is None else target.pool_size,
             connect_timeout=target.connect_timeout,
+            schema=self.schema,
         )
         self.where = self._link.where
         """The server and database, without the password."""
@@ -113,7 +114,11 @@ class PostgresRoomStore(SQLRooms):
         shared = request_store(store, PostgresStore)._link  # one back end's parts share it
         rooms = cls(shared.dsn, schema=store.schema)
         rooms._link = Link(
-            shared, rooms._prepare, pool_size=1, connect_timeout=shared.connect_timeout
+            shared,
+            rooms._prepare,
+            pool_size=1,
+            connect_timeout=shared.connect_timeout,
+            schema=rooms.schema,
         )
         return rooms
 
@@ -134,7 +139,8 @@ class PostgresRoomStore(SQLRooms):
         """Connect, and create or migrate the tables; does nothing when open.
 
         Raises:
-            StoreError: the server, the user, the password or the database is wrong.
+            StoreError: the server, the user, the password or the database is wrong, or the
+                user may not make (or use) the tables; the message says what to grant.
             StoreFormatError: the tables were made by a newer version of roomkit.
         """
         fresh = not self._link.opened
