@@ -128,6 +128,19 @@ async def test_a_user_denied_the_store_s_commands_is_told_what_to_grant(
     await store.close()
 
 
+async def test_a_script_denied_a_command_is_told_what_to_grant(
+    admin: Redis, redis_server: RedisServer
+) -> None:
+    """The user may run the store's scripts, not the writes inside them."""
+    user = await _user(admin, "+@connection", "+@scripting", "+@read")
+    store = RedisRoomStore(_url(redis_server, user), prefix=fresh_prefix())
+    with pytest.raises(StoreError, match="ACL SETUSER") as raised:
+        await store.open()
+    assert "can't run this command" in str(raised.value)
+    assert await _connected(admin, user) == 0
+    await store.close()
+
+
 async def test_the_commands_the_message_names_are_enough(
     admin: Redis, redis_server: RedisServer
 ) -> None:

@@ -65,6 +65,8 @@ which no connect timeout sees; the bound turns it into
 :class:`~roomkit.core.exceptions.StoreUnavailableError`."""
 
 _UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+_SCRIPT_DENIED = "The user executing the script can't"
+"""How the server refuses a script a command or a key its user's ACL denies."""
 _PERSISTENCE = ("appendonly", "appendfsync", "save")
 """The settings that say what the server keeps across a restart."""
 _ADVICE = (
@@ -279,6 +281,8 @@ async def guard(
         counted.answered(False)
         raise StoreUnavailableError(f"the {store} at {where} cannot be reached: {error}") from error
     except ResponseError as error:
+        if _SCRIPT_DENIED in str(error):
+            raise StoreError(refused(store, where, error)) from error
         if pending_id is not None and str(error).startswith("WRONGTYPE"):
             raise CorruptRecordError(
                 f"pending record {pending_id!r} is not a hash at {where}"
