@@ -9,29 +9,12 @@ import os
 
 import psycopg
 import pytest
+from tests.stores.postgres_roles import sessions
 
 from roomkit.core.exceptions import StoreFormatError
 from roomkit.core.store import RoomStore
 from roomkit.stores import close_stores, open_url
 from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
-
-LOOKS = 1000
-"""How many times the server is asked whether the store's sessions have ended: each look is
-a round trip, after which a session the store closed has long been gone."""
-
-
-async def _sessions(database: str, name: str) -> int:
-    """How many sessions named ``name`` the server still has, once those ending have ended."""
-    async with await psycopg.AsyncConnection.connect(database, autocommit=True) as admin:
-        for _ in range(LOOKS):
-            cursor = await admin.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
-            )
-            row = await cursor.fetchone()
-            assert row is not None
-            if row[0] == 0:
-                return 0
-        return int(row[0])
 
 
 async def _newer_rooms(database: str) -> None:
@@ -57,7 +40,7 @@ async def test_a_room_store_from_a_url_that_fails_to_open_closes_the_pool(
         attempt = _entered(rooms) if way == "async with" else rooms.get_room("room-1")
         with pytest.raises(StoreFormatError):
             await attempt
-        assert await _sessions(database, name) == 0
+        assert await sessions(database, name) == 0
     finally:
         await close_stores(requests, rooms)
 

@@ -5,12 +5,12 @@ opens and uses the stores with the rights on them alone."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from tests.stores.postgres_roles import login_role
 
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
 from roomkit.models.room import Room
@@ -21,15 +21,8 @@ from roomkit.stores.postgres import PostgresRoomStore, PostgresStore
 @pytest.fixture
 async def limited(database: str) -> AsyncIterator[str]:
     """The DSN of a role that may log in to ``database``, and create nothing in it."""
-    role = f"limited{os.urandom(4).hex()}"
-    async with await psycopg.AsyncConnection.connect(database, autocommit=True) as admin:
-        await admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
-        await admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
-    address = urlsplit(database)
-    yield f"postgresql://{role}:pw@{address.hostname}:{address.port}{address.path}"
-    async with await psycopg.AsyncConnection.connect(database, autocommit=True) as admin:
-        await admin.execute(f"DROP OWNED BY {role}")
-        await admin.execute(f"DROP ROLE {role}")
+    async with login_role(database, "REVOKE CREATE ON SCHEMA public FROM PUBLIC") as dsn:
+        yield dsn
 
 
 @pytest.mark.parametrize("kind", [PostgresStore, PostgresRoomStore])

@@ -50,40 +50,51 @@ async def _connected(admin: Redis, user: str) -> int:
     return sum(1 for client in await admin.client_list() if client.get("user") == user)
 
 
+async def _failed_open(
+    admin: Redis,
+    user: str,
+    store: RedisStore | RedisRoomStore,
+    error: type[StoreError] = StoreError,
+    match: str | None = None,
+) -> StoreError:
+    """What ``store``'s open raised (an ``error`` matching ``match``), once it is checked
+    that none of ``user``'s connections is left."""
+    try:
+        with pytest.raises(error, match=match) as raised:
+            await store.open()
+        assert await _connected(admin, user) == 0
+    finally:
+        await store.close()
+    return raised.value
+
+
 async def test_a_store_not_found_leaves_no_connection(
     admin: Redis, redis_server: RedisServer
 ) -> None:
     user = await _user(admin, "+@all")
     store = RedisStore(_url(redis_server, user), prefix=fresh_prefix(), create=False)
-    with pytest.raises(StoreNotFoundError):
-        async with store:
-            pytest.fail("the store opened")
-    assert await _connected(admin, user) == 0
-    await store.close()
+    await _failed_open(admin, user, store, StoreNotFoundError)
 
 
+@pytest.mark.parametrize(
+    ("format_key", "error", "match"),
+    [("rooms/v0", StoreFormatError, None), ({"not": "a string"}, StoreError, "WRONGTYPE")],
+    ids=["another format", "a key of another type"],
+)
 async def test_a_room_store_of_another_format_leaves_no_connection(
-    admin: Redis, redis_server: RedisServer
+    format_key: str | dict[str, str],
+    error: type[StoreError],
+    match: str | None,
+    admin: Redis,
+    redis_server: RedisServer,
 ) -> None:
     user, prefix = await _user(admin, "+@all"), fresh_prefix()
-    await admin.set(f"{prefix}:rooms:format", "rooms/v0")
+    if isinstance(format_key, str):
+        await admin.set(f"{prefix}:rooms:format", format_key)
+    else:
+        await admin.hset(f"{prefix}:rooms:format", mapping=format_key)
     store = RedisRoomStore(_url(redis_server, user), prefix=prefix)
-    with pytest.raises(StoreFormatError):
-        await store.open()
-    assert await _connected(admin, user) == 0
-    await store.close()
-
-
-async def test_a_room_store_on_a_key_of_another_type_leaves_no_connection(
-    admin: Redis, redis_server: RedisServer
-) -> None:
-    user, prefix = await _user(admin, "+@all"), fresh_prefix()
-    await admin.hset(f"{prefix}:rooms:format", "not", "a string")
-    store = RedisRoomStore(_url(redis_server, user), prefix=prefix)
-    with pytest.raises(StoreError, match="WRONGTYPE"):
-        await store.open()
-    assert await _connected(admin, user) == 0
-    await store.close()
+    await _failed_open(admin, user, store, error, match)
 
 
 async def test_a_failed_open_leaves_a_given_client_connected(
@@ -107,38 +118,27 @@ async def test_a_wrong_password_is_a_store_error_naming_what_to_check(
 ) -> None:
     user = await _user(admin, "+@all")
     store = RedisStore(_url(redis_server, user, "wrong"), prefix=fresh_prefix())
-    with pytest.raises(StoreError, match="check the user name and password") as raised:
-        await store.open()
-    assert not isinstance(raised.value, StoreUnavailableError), "no retry heals a password"
-    assert "wrong" not in str(raised.value), "the password is not shown"
-    assert await _connected(admin, user) == 0
-    await store.close()
+    raised = await _failed_open(admin, user, store, match="check the user name and password")
+    assert not isinstance(raised, StoreUnavailableError), "no retry heals a password"
+    assert "wrong" not in str(raised), "the password is not shown"
 
 
+@pytest.mark.parametrize(
+    ("commands", "refusal"),
+    [
+        (["+ping", "+exists", "+hello", "+client"], "evalsha"),
+        (["+@connection", "+@scripting", "+@read"], "can't run this command"),
+    ],
+    ids=["a command", "a command inside a script"],
+)
 async def test_a_user_denied_the_store_s_commands_is_told_what_to_grant(
-    admin: Redis, redis_server: RedisServer
+    commands: list[str], refusal: str, admin: Redis, redis_server: RedisServer
 ) -> None:
-    user = await _user(admin, "+ping", "+exists", "+hello", "+client")
+    user = await _user(admin, *commands)
     store = RedisRoomStore(_url(redis_server, user), prefix=fresh_prefix())
-    with pytest.raises(StoreError, match="ACL SETUSER") as raised:
-        await store.open()
-    assert not isinstance(raised.value, StoreUnavailableError), "no retry heals an ACL"
-    assert "evalsha" in str(raised.value)
-    assert await _connected(admin, user) == 0
-    await store.close()
-
-
-async def test_a_script_denied_a_command_is_told_what_to_grant(
-    admin: Redis, redis_server: RedisServer
-) -> None:
-    """The user may run the store's scripts, not the writes inside them."""
-    user = await _user(admin, "+@connection", "+@scripting", "+@read")
-    store = RedisRoomStore(_url(redis_server, user), prefix=fresh_prefix())
-    with pytest.raises(StoreError, match="ACL SETUSER") as raised:
-        await store.open()
-    assert "can't run this command" in str(raised.value)
-    assert await _connected(admin, user) == 0
-    await store.close()
+    raised = await _failed_open(admin, user, store, match="ACL SETUSER")
+    assert not isinstance(raised, StoreUnavailableError), "no retry heals an ACL"
+    assert refusal in str(raised)
 
 
 async def test_the_commands_the_message_names_are_enough(
