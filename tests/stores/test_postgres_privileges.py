@@ -84,3 +84,14 @@ async def test_a_user_who_may_only_read_is_told_what_to_grant_when_it_writes(
         with pytest.raises(StoreError, match="grant it the use of the store's tables") as raised:
             await rooms.create_room(Room("room-1"))
         assert not isinstance(raised.value, StoreUnavailableError)
+
+
+async def test_a_user_with_create_on_the_schema_alone_makes_the_tables(database: str) -> None:
+    """No CREATE on the database is needed for a schema that is there."""
+    async with login_role(database, "GRANT CREATE ON SCHEMA public TO {role}") as dsn:
+        requests, rooms = open_url(dsn)
+        try:
+            async with requests, rooms:
+                await rooms.create_room(Room("room-1"))
+        finally:
+            await close_stores(requests, rooms)

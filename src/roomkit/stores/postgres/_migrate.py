@@ -23,7 +23,9 @@ def version_table(schema: str, table: str) -> tuple[list[str], str, str]:
     that create it (and the schema), the read of the version and its write."""
     s = f'"{schema}"'
     prepare = [
-        f"CREATE SCHEMA IF NOT EXISTS {s}",
+        # CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema is
+        # there: a user with CREATE on the schema alone makes its tables in it.
+        f"DO $$ BEGIN IF to_regnamespace('{s}') IS NULL THEN CREATE SCHEMA {s}; END IF; END $$",
         f"CREATE TABLE IF NOT EXISTS {s}.{table} (version integer NOT NULL)",
     ]
     return (
