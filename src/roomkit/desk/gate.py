@@ -28,6 +28,7 @@ from starlette.requests import Request
 
 from roomkit._admission import BodyGate, GateDependency, admit_before_body, gate_dependency
 from roomkit.auth.authenticator import Authenticator
+from roomkit.auth.door import TOO_MANY
 from roomkit.auth.gate import CredentialGate, Refused, Use
 from roomkit.auth.ledger import LinkLedger
 from roomkit.auth.principal import Principal
@@ -114,7 +115,7 @@ class Gate(BodyGate):
         if wait > 0:
             raise HTTPException(
                 status_code=429,
-                detail="Too many requests: slow down",
+                detail=TOO_MANY,
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
 

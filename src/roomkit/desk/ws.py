@@ -44,6 +44,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from roomkit.auth.door import TOO_MANY
 from roomkit.auth.gate import Use
 from roomkit.bodies import BodyRefusedError, load_json
 from roomkit.core.exceptions import StoreError
@@ -147,7 +148,7 @@ async def _authenticate(websocket: WebSocket, hub: DeskHub, limits: DeskLimits) 
     except PermissionError as refused:
         raise _Closed(POLICY, str(refused)) from None
     if hub.gate.spend(principal) > 0:
-        raise _Closed(TRY_AGAIN, "Too many requests: slow down")
+        raise _Closed(TRY_AGAIN, TOO_MANY)
     return principal
 
 
