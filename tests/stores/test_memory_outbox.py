@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
-
 import pytest
+from tests.traced_memory import tracing
 
 from roomkit.stores.memory import MemoryOutbox
 from roomkit.stores.outbox import Outbox, OutboxItem
@@ -30,11 +28,6 @@ async def requests(outbox: Outbox, first: int, count: int) -> None:
         await notify(outbox, f"r{number}", float(number))
 
 
-def traced() -> int:
-    gc.collect()
-    return tracemalloc.get_traced_memory()[0]
-
-
 async def test_finished_requests_leave_nothing_behind() -> None:
     """3,000 requests told of hold what 1,500 hold, within 160 kB (107 bytes a request): the
     items of the last 1,024 finished.
@@ -42,14 +35,11 @@ async def test_finished_requests_leave_nothing_behind() -> None:
     Before, each kept its four items for a week (about 2 kB): 3 MB more here.
     """
     outbox = HumanInputHandler().outbox
-    tracemalloc.start()
-    try:
+    with tracing() as traced:
         await requests(outbox, 0, 1_500)
         few = traced()
         await requests(outbox, 1_500, 1_500)
         many = traced()
-    finally:
-        tracemalloc.stop()
     assert many - few < 160 * 1024
 
 

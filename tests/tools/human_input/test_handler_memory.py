@@ -4,10 +4,8 @@ request's history lives as long as the store knows the request (open, retained, 
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
-
 import pytest
+from tests.traced_memory import tracing
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import UnknownRequestError
@@ -26,11 +24,6 @@ async def cycles(handler: HumanInputHandler, count: int) -> list[str]:
     return ids
 
 
-def traced() -> int:
-    gc.collect()
-    return tracemalloc.get_traced_memory()[0]
-
-
 async def test_settled_requests_leave_nothing_behind() -> None:
     """6,000 settles hold what 1,000 hold, within 128 kB (26 bytes a settle): the last 128
     outcomes and their histories.
@@ -38,14 +31,11 @@ async def test_settled_requests_leave_nothing_behind() -> None:
     Before, each settled request left its history behind (about 770 bytes): 3.8 MB here.
     """
     handler = HumanInputHandler()
-    tracemalloc.start()
-    try:
+    with tracing() as traced:
         await cycles(handler, 1_000)
         few = traced()
         await cycles(handler, 5_000)
         many = traced()
-    finally:
-        tracemalloc.stop()
     assert many - few < 128 * 1024
 
 

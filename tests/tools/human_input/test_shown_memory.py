@@ -3,8 +3,7 @@ come and go (it kept each for a week, before, on a desk that runs for weeks)."""
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
+from tests.traced_memory import tracing
 
 from roomkit import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
@@ -20,25 +19,17 @@ async def shown_cycles(handler: HumanInputHandler, count: int) -> None:
         assert await handler.wait(pending.pending_id) == "blue"
 
 
-def traced() -> int:
-    gc.collect()
-    return tracemalloc.get_traced_memory()[0]
-
-
 async def test_the_marks_of_requests_let_go_leave_nothing_behind() -> None:
     """3,000 requests shown hold what 1,000 hold, within 256 kB (131 bytes a request).
 
     Before, each kept its mark in the ledger for a week (about 300 bytes): 600 kB here.
     """
     handler = HumanInputHandler()
-    tracemalloc.start()
-    try:
+    with tracing() as traced:
         await shown_cycles(handler, 1_000)
         few = traced()
         await shown_cycles(handler, 2_000)
         many = traced()
-    finally:
-        tracemalloc.stop()
     assert many - few < 256 * 1024
 
 
