@@ -16,6 +16,7 @@ from redis import Redis as SyncRedis
 from tests.core.conftest import fresh_prefix
 from tests.servers.redis_server import RedisServer
 from tests.tools.human_input.stores.redis_relay import Relay, decoding_client, unclosed
+from tests.traced_memory import collecting_only_new
 
 from roomkit.models.room import Room
 from roomkit.stores.redis import RedisRoomStore, RedisStore
@@ -37,6 +38,13 @@ def server_stats(redis_server: RedisServer) -> Iterator[SyncRedis]:
 def accepted(stats: SyncRedis) -> int:
     """The connections the server has accepted since it started."""
     return int(stats.info("stats")["total_connections_received"])
+
+
+@pytest.fixture(autouse=True)
+def only_new_objects_collected() -> Iterator[None]:
+    """The collection that finds unclosed connections walks this test's objects alone."""
+    with collecting_only_new():
+        yield
 
 
 @pytest.mark.parametrize("given", ["url", "decoding client"])

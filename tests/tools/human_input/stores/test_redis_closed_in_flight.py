@@ -9,12 +9,21 @@ found, in whatever test ran then, with its event loop long gone.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 
 import pytest
 from tests.tools.human_input.stores.redis_relay import Relay, decoding_client, unclosed
 from tests.tools.human_input.stores.store_kit import make_request
+from tests.traced_memory import collecting_only_new
 
 from roomkit.stores.redis import RedisStore
+
+
+@pytest.fixture(autouse=True)
+def only_new_objects_collected() -> Iterator[None]:
+    """The collection that finds unclosed connections walks this test's objects alone."""
+    with collecting_only_new():
+        yield
 
 
 @pytest.mark.parametrize("given", ["url", "decoding client"])
