@@ -74,6 +74,13 @@ async def public_or_receiver(url: str) -> bool:
     return urlsplit(url).hostname == "receiver.test" or await validate_push_notification_url(url)
 
 
+async def failing_for_bad(url: str) -> bool:
+    """A server's own URL check that fails, as one asking a service may."""
+    if urlsplit(url).path == "/bad":
+        raise RuntimeError("the allow-list service is down")
+    return True
+
+
 async def _asking(world: World, http: httpx.AsyncClient) -> str:
     task = await world.send(http, text="Paint it")
     assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
@@ -124,6 +131,17 @@ async def test_a_message_setting_a_refused_config_starts_no_task(binding: str) -
     assert await world.handler.list_pending(room_id="ctx-1") == []
 
 
+async def test_a_url_check_that_fails_refuses_the_config_as_it_is_set() -> None:
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    pushes(world, push_url_validator=failing_for_bad)
+    async with world.http() as http:
+        task_id = await _asking(world, http)
+        config = TaskPushNotificationConfig(task_id=task_id, url=BAD)
+        with pytest.raises(InvalidParamsError, match=r"could not be checked: .* RuntimeError"):
+            await world.client(http, "JSONRPC").create_task_push_notification_config(config)
+    assert await world.configs.get_info_for_dispatch(task_id) == []
+
+
 class Hits:
     """A push receiver: every POST's path and headers; ``/push`` sets :attr:`pushed`."""
 
@@ -139,15 +157,16 @@ class Hits:
         return Response(status_code=200)
 
 
-@pytest.mark.parametrize("shape", REFUSED)
+@pytest.mark.parametrize("shape", [*REFUSED, "check-fails"])
 async def test_a_config_stored_around_the_handler_is_refused_by_the_push(shape: str) -> None:
     """The push sends by the rule configs are set by: one refused there is never posted
     to, and keeps none of the task's other configs from its push."""
-    fields, _ = REFUSED[shape]
+    fields = {"url": BAD} if shape == "check-fails" else REFUSED[shape][0]
+    check = failing_for_bad if shape == "check-fails" else public_or_receiver
     world = World([ask(), AIResponse(content="Blue it is.")])
     hits = Hits()
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=hits.app))
-    push = pushes(world, client=client, push_url_validator=public_or_receiver)
+    push = pushes(world, client=client, push_url_validator=check)
     async with Notifier(world.handler, [push], poll=0.05) as notifier:
         async with world.http() as http:
             task_id = await _asking(world, http)

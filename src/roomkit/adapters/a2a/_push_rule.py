@@ -70,6 +70,12 @@ async def config_problem(config: TaskPushNotificationConfig, url_ok: UrlCheck | 
     except ValueError:
         # The SDK's check raises on a host name IDNA cannot encode (a label over 63).
         allowed = False
+    except Exception as error:
+        # A check of the server's own that fails: the URL is not known to be allowed.
+        return (
+            f"its url {config.url!r} could not be checked: the push's push_url_validator "
+            f"raised {type(error).__name__}: {str(error)[:200]}"
+        )
     if allowed:
         return None
     return (
