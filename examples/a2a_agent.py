@@ -2,7 +2,9 @@
 (``input-required``), and a follow-up message on the task answers it.
 
 Runs in-process with the SDK's own client over ASGI; serve ``app`` with uvicorn to expose
-it, and run a ``Notifier`` with ``A2APush`` for durable push notifications.
+it, and run a ``Notifier`` with ``A2APush`` for durable push notifications (then give the
+request handler the push's ``configs`` as its ``push_config_store``: it refuses, as they are
+set, configs the push could not send; see docs/how-to/a2a.md).
 
 Run: python examples/a2a_agent.py (needs: pip install -e '.[a2a]')
 """
