@@ -452,12 +452,14 @@ async def test_the_expiry_the_model_reads_names_the_requests_own_deadline(
     tmp_path: Path,
 ) -> None:
     """A resumer with another timeout than the start's: the model reads how long the
-    person had, from the request's own deadline."""
+    person had, from the request's own deadline. The deadline is stamped a moment after the
+    request is made (here 40 ms, as on a busy machine): the model still reads the timeout
+    asked, not the timeout and that moment."""
     from roomkit.stores.sqlite import SQLiteStore
 
     sent: list[str] = []
     agent = build(sent)
-    store = SQLiteStore(tmp_path / "requests.db")
+    store = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 0.04)
     first = HumanInputHandler(store=store)
     await oa.start(agent, "go", handler=first, run_key="r-late", actor="alice", timeout=30)
     later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 60)

@@ -28,6 +28,7 @@ An asker's :attr:`Asker.resumes` continue a run once its pauses are settled
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -329,7 +330,22 @@ class Asker:
             # now, and what has passed since the request was made.
             left = self.handler.time_left(request) or 0.0
             seconds = left + (utcnow() - created).total_seconds()
-        return round(seconds, 2)
+        return _asked_timeout(seconds)
+
+
+def _asked_timeout(seconds: float) -> float:
+    """The timeout a request was asked with, from the ``seconds`` between its creation and
+    its deadline: the deadline is stamped as the request is stored, a moment after the
+    request was made (a few milliseconds, more on a busy machine), so ``seconds`` is the
+    timeout plus that moment. The figure with the fewest decimals that the moment can
+    account for (up to a quarter second, or a tenth of the whole) is the timeout: 30.01 s
+    is a 30 s timeout, 30.51 s one of 30.5 s."""
+    moment = min(0.25, seconds / 10)
+    for scale in (1, 10, 100):
+        timeout = math.floor(seconds * scale) / scale
+        if timeout >= seconds - moment and timeout > 0:
+            return timeout
+    return round(seconds, 2)
 
 
 def _checked_ladder(
