@@ -36,15 +36,16 @@ _APPROVAL_FIELDS = {"approved", "editedArgs", "reason"}
 
 
 class RunRefused(Exception):
-    """A run the endpoint refuses (a resume it cannot take, too many new messages): it ends
-    with ``RUN_ERROR`` carrying :attr:`code`, having settled and started nothing."""
+    """A run the endpoint refuses (a resume it cannot take, too many new messages, one
+    without text): it ends with ``RUN_ERROR`` carrying :attr:`code`, having settled and
+    started nothing."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
         """The ``RUN_ERROR`` code: ``unknown_interrupt``, ``invalid_payload``,
-        ``uncovered_approval``, ``duplicate_interrupt``, ``already_settled`` or
-        ``too_many_messages``."""
+        ``uncovered_approval``, ``duplicate_interrupt``, ``already_settled``,
+        ``too_many_messages`` or ``empty_message``."""
 
 
 def named(interrupt_id: str) -> str:

@@ -2,17 +2,17 @@
 
 A run starts with ``RUN_STARTED`` and ends with exactly one of ``RUN_FINISHED`` (success, or
 an interrupt naming every open request of the thread) or ``RUN_ERROR`` (a resume it cannot
-take, more new messages than one run may start, or a turn it follows that failed, its
-message then not handled, with a code; a run replaying a resume tells the failure the run
-it replays told). In between: the outcomes
-of the requests settled elsewhere first that the resume named or whose held call the client
-holds without a result (``TOOL_CALL_RESULT``), the agent's replies the client has not seen
-(``TEXT_MESSAGE_*``), and the held calls (``TOOL_CALL_START/ARGS/END``) before an interrupt.
+take, more new messages than one run may start or one without text, or a turn it follows
+that failed, its message then not handled, with a code; a run replaying a resume tells the
+failure the run it replays told). In between: the outcomes of the requests settled elsewhere
+first that the resume named or whose held call the client holds without a result
+(``TOOL_CALL_RESULT``), the agent's replies the client has not seen (``TEXT_MESSAGE_*``), and
+the held calls (``TOOL_CALL_START/ARGS/END``) before an interrupt.
 
-The new messages are counted first (:mod:`roomkit.adapters.agui._turns`), then a resume is
-read whole before anything is settled: one entry the run cannot take refuses them all, so
-an approval a partial resume leaves uncovered never runs. The turns the run starts keep
-going after it ends with an interrupt: they wait on the store, and the next run (or the
+The new messages are counted and checked first (:mod:`roomkit.adapters.agui._turns`), then a
+resume is read whole before anything is settled: one entry the run cannot take refuses them
+all, so an approval a partial resume leaves uncovered never runs. The turns the run starts
+keep going after it ends with an interrupt: they wait on the store, and the next run (or the
 desk, Slack, a restart's ``resume_pending``) carries them on.
 """
 

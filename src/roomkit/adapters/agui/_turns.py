@@ -11,7 +11,10 @@ conversation) runs none of them again, and records none of them either (the room
 its agent ran; the client's copy of the agent's words is not the agent's). A run sending
 more is refused whole (``RUN_ERROR`` with the code ``too_many_messages``) before its resume
 settles anything, and starts none of its turns: the endpoint's rate limit counts requests,
-and one request must not run the agent (and the model behind it) thousands of times.
+and one request must not run the agent (and the model behind it) thousands of times. So is
+a run one of whose new user messages holds no text but blank (``empty_message``): the text
+is the turn's prompt, and the model must not run on none. A run with no new user message (a
+resume alone) starts no turn and is taken.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ag_ui.core import RunAgentInput
 
 from roomkit.adapters._feed import RECENT, TurnFailure, run_turns
 from roomkit.adapters.agui._events import message_id_of
-from roomkit.adapters.agui._interrupts import RunRefused
+from roomkit.adapters.agui._interrupts import RunRefused, named
 from roomkit.auth.principal import Principal
 from roomkit.core.framework import RoomKit
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
@@ -48,20 +51,23 @@ the agent's words, its tools' results, its reasoning and its activities."""
 async def check_new_messages(
     thread: Thread, principal: Principal, thread_id: str, run: RunAgentInput
 ) -> None:
-    """Refuse ``run`` when it holds more new user messages than one run may start.
+    """Refuse ``run`` when it holds more new user messages than one run may start, or a
+    new one without text.
 
     Read before the resume settles anything; :func:`start_turns` checks again under the
     thread's admission lock.
 
     Raises:
-        RunRefused: too many (``too_many_messages``).
+        RunRefused: too many (``too_many_messages``); one holds no text (``empty_message``).
     """
-    unanswered = {m.id for m in _unanswered(run.messages) if m.role == "user"}
-    if len(unanswered) <= thread.max_new_messages:
+    unanswered = [m for m in _unanswered(run.messages) if m.role == "user"]
+    few = len({m.id for m in unanswered}) <= thread.max_new_messages
+    if few and all(_text_of(m).strip() for m in unanswered):
         return
+    # Only the messages the room does not hold start a turn: only they are refused.
     history = await thread.kit.store.recent_events(thread_id, RECENT)
     new, _ = await _unstarted(thread, principal.actor_id, thread_id, run, history)
-    _within_limit(thread, new)
+    _startable(thread, new)
 
 
 async def start_turns(
@@ -78,10 +84,11 @@ async def start_turns(
     failures.
 
     Raises:
-        RunRefused: more of them than one run may start (``too_many_messages``): none runs.
+        RunRefused: more of them than one run may start (``too_many_messages``), or one
+            holds no text (``empty_message``): none runs.
     """
     new, running = await _unstarted(thread, principal.actor_id, thread_id, run, history)
-    _within_limit(thread, new)
+    _startable(thread, new)
     caller = (thread_id, principal.actor_id)
     followed = running + [
         task
@@ -155,11 +162,12 @@ async def _unstarted(
     return new, running
 
 
-def _within_limit(thread: Thread, new: list[Any]) -> None:
-    """Refuse ``new`` when it holds more messages than one run may start.
+def _startable(thread: Thread, new: list[Any]) -> None:
+    """Refuse ``new`` when it holds more messages than one run may start, or one whose text
+    is empty or blank.
 
     Raises:
-        RunRefused: it does (``too_many_messages``).
+        RunRefused: too many (``too_many_messages``); one holds no text (``empty_message``).
     """
     limit = thread.max_new_messages
     if len(new) > limit:
@@ -169,6 +177,14 @@ def _within_limit(thread: Thread, new: list[Any]) -> None:
             f"tool, reasoning or activity message) the thread does not hold yet; one run "
             f"starts at most {limit}: "
             f"send at most {limit} new user messages a run. None of them was run",
+        )
+    blank = next((message for message in new if not _text_of(message).strip()), None)
+    if blank is not None:
+        raise RunRefused(
+            "empty_message",
+            f"User message {named(blank.id)} holds no text (its content is empty, blank, or "
+            f"parts without text): send the user's words as its content, a string or text "
+            f"parts. None of the run's messages was run",
         )
 
 
@@ -242,6 +258,7 @@ def _sent_ids(events: list[RoomEvent], own: tuple[str, str]) -> set[str]:
 
 
 def _text_of(message: Any) -> str:
+    """The text of a user message: its content, or its text parts joined."""
     content = message.content
     if isinstance(content, str):
         return content
