@@ -352,3 +352,33 @@ async def test_each_data_part_of_a_follow_up_answers_its_own_request() -> None:
         (PendingInputStatus.RESOLVED, "blue"),
         (PendingInputStatus.RESOLVED, "large"),
     ]
+
+
+BLANK: dict[str, dict[str, Any]] = {
+    "a data part only": {"data": {"colour": "blue"}},
+    "an empty text": {"text": ""},
+    "a blank text": {"text": "  \n\t "},
+    "a blank text and a data part": {"text": " ", "data": {"colour": "blue"}},
+}
+
+
+@pytest.mark.parametrize("message", list(BLANK.values()), ids=list(BLANK))
+async def test_a_new_task_without_text_is_rejected_before_anything_runs(
+    message: dict[str, Any],
+) -> None:
+    """A first message whose text is empty or blank would run the model on no prompt: the
+    task is rejected, saying to send a text part; nothing reaches the model or the room,
+    and a message with text then runs as ever."""
+    world = World([DONE])
+    async with world.http() as http:
+        task = await world.send(http, **message)
+        assert task.status.state == TaskState.TASK_STATE_REJECTED
+        [said] = get_text_parts(list(task.status.message.parts))
+        assert "send the request as a text part" in said
+        assert world.provider.calls == []
+        assert await world.kit.store.get_room("ctx-1") is None
+        done = await world.send(http, text="Paint it")
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert get_text_parts(list(done.status.message.parts)) == ["Blue it is."]
+    [call] = world.provider.calls
+    assert call.messages[-1].content == "Paint it"

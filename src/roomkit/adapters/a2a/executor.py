@@ -1,9 +1,10 @@
 """``RoomKitExecutor``: a RoomKit agent as an A2A ``AgentExecutor``.
 
 The A2A context id is the room (created on its first task, with the caller on its roster and
-the agent attached); a task's first message starts a turn. While the turn runs, the executor
-follows the room: the agent's reply completes the task; a request the turn holds on puts it
-in ``input-required`` with the question as text and a data part (``pending_id``, ``kind``,
+the agent attached); a task's first message starts a turn, its text the prompt (one without
+text that is not blank is rejected, nothing run or recorded). While the turn runs, the
+executor follows the room: the agent's reply completes the task; a request the turn holds on
+puts it in ``input-required`` with the question as text and a data part (``pending_id``, ``kind``,
 ``schema``, ``expires_at``, ``digest``), records in the request's history that the task
 showed it to the caller (a ``shown`` entry naming the task), and the executor returns. The
 turn waits on in the store. A follow-up message on the task answers the request as the
@@ -79,6 +80,9 @@ logger = logging.getLogger("roomkit.adapters.a2a")
 BACKSTOP = 1.0
 """Seconds between two looks at the room when nothing woke the executor (a hint lost)."""
 _NOT_YOURS = "No such context: it is another caller's room, or one you may not follow"
+_NO_TEXT = (
+    "The message holds no text: send the request as a text part that is not blank. Nothing was run"
+)
 
 
 class A2AChannel(FeedChannel):
@@ -148,6 +152,11 @@ class RoomKitExecutor(AgentExecutor):
         problem = room_id_problem(room_id, what="The contextId")
         if problem is not None:
             await updater.reject(_say(updater, problem))
+            return
+        if context.current_task is None and not context.get_user_input().strip():
+            # The turn's prompt is the message's text: a blank one would run the model on
+            # nothing. A follow-up may hold data parts only: they answer requests.
+            await updater.reject(_say(updater, _NO_TEXT))
             return
         async with self._rooms(room_id):
             channels = (self.agent, self.channel.channel_id)
