@@ -148,7 +148,15 @@ async def test_a_caller_without_a_valid_token_gets_401(chat: Chat) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [{"text": ""}, {"text": "x" * 4001}, {"text": "hi", "extra": 1}, {}, {"text": 3}, []],
+    [
+        {"text": ""},
+        {"text": " \n\t "},
+        {"text": "x" * 4001},
+        {"text": "hi", "extra": 1},
+        {},
+        {"text": 3},
+        [],
+    ],
 )
 async def test_a_malformed_message_gets_422_with_a_readable_detail(
     chat: Chat, body: object

@@ -35,7 +35,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from roomkit.channels.base import TransportChannel
 from roomkit.core.exceptions import (
@@ -88,6 +88,13 @@ class NewMessage(BaseModel):
     """What they say."""
     answers: str | None = Field(default=None, min_length=1, max_length=256)
     """The id of the open question it answers, when the person chose one."""
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("the message is blank: write what you want to say")
+        return text
 
 
 class MessageAccepted(BaseModel):
