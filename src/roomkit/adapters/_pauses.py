@@ -338,9 +338,9 @@ def _asked_timeout(seconds: float) -> float:
     its deadline: the deadline is stamped as the request is stored, a moment after the
     request was made (a few milliseconds, more on a busy machine), so ``seconds`` is the
     timeout plus that moment. The figure with the fewest decimals that the moment can
-    account for (up to a quarter second, or a tenth of the whole) is the timeout: 30.01 s
-    is a 30 s timeout, 30.51 s one of 30.5 s."""
-    moment = min(0.25, seconds / 10)
+    account for (up to a tenth of a second, or a twentieth of the whole) is the timeout:
+    30.04 s is a 30 s timeout, 30.21 s one of 30.2 s."""
+    moment = min(0.1, seconds / 20)
     for scale in (1, 10, 100):
         timeout = math.floor(seconds * scale) / scale
         if timeout >= seconds - moment and timeout > 0:
