@@ -311,6 +311,8 @@ async def test_a_push_service_s_retry_after_is_waited_out(
         ("1.5", None, 0.0),
         ("9" * 5000, None, 999_999_999_999.0),
         ("\u0662\u0660", None, 0.0),
+        ("Sat, 01 Jan 99999999999999999999 00:00:00 GMT", None, 0.0),
+        ("Sat, 01 Jan 2000 00:02:00 GMT", "Sat, 01 Jan 99999999999999999999 00:00:00 GMT", 0.0),
     ],
 )
 def test_a_retry_after_is_read_or_ignored_never_raised(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.push.push_service import Browser, PushService
+from tests.servers.loopback import read_request
 
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify import DeliveryError, Notice
@@ -126,6 +127,47 @@ async def test_a_push_taken_with_a_body_that_is_no_text_counts_as_taken(tmp_path
         await push.aclose()
     assert receipt == {"endpoints": [phone.endpoint]}
     assert len(service.received) == 1
+
+
+class Overflowing(PushService):
+    """Answers 503 with a ``Retry-After`` (or a ``Date`` beside one) whose year no date
+    holds."""
+
+    def __init__(self, headers: str) -> None:
+        super().__init__()
+        self.headers = headers
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                await self.answer(*await read_request(reader))
+                head = f"HTTP/1.1 503 X\r\n{self.headers}content-length: 0\r\n\r\n"
+                writer.write(head.encode())
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+
+
+FAR = "Sat, 01 Jan 99999999999999999999 00:00:00 GMT"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [f"retry-after: {FAR}\r\n", f"retry-after: Sat, 01 Jan 2000 00:00:00 GMT\r\ndate: {FAR}\r\n"],
+    ids=["retry-after", "date"],
+)
+async def test_a_503_with_a_date_no_calendar_holds_is_retried(tmp_path: Path, headers: str) -> None:
+    """A push service's unreadable Retry-After asks no wait: its 503 is retried as any
+    other, never taken as the device's own fault."""
+    async with Overflowing(headers) as service:
+        subscribe(tmp_path, service.browser("phone"))
+        push = WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin])
+        with pytest.raises(DeliveryError) as raised:
+            await push.send(await notice())
+        await push.aclose()
+    assert raised.value.retry is True
+    assert str(raised.value) == f"the push service {service.origin} answered 503"
+    assert len(PushSubscriptions(tmp_path).of("alice")) == 1
 
 
 class Silent(PushService):

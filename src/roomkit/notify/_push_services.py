@@ -47,7 +47,9 @@ def retry_after(value: str | None, date: str | None = None) -> float:
 def _http_date(text: str) -> float | None:
     try:
         when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
+        # OverflowError: a year too long for a date (a push service's, or whoever answers
+        # in its place), read as no date rather than as the device's fault.
         return None
     return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()
 
