@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from roomkit.models.clock import positive_seconds
 from roomkit.notify._header_values import token_of
 from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
@@ -153,8 +154,10 @@ class Ntfy:
         ValueError: a server that is not an ``http(s)://`` URL, or names a user and password;
             a template without ``{actor}``;
             a token that is not one (empty, or holding a space, a line break or a letter
-            outside ASCII inside it); a ``name`` longer than a surface may be.
-        TypeError: ``topic_for`` is none of those, or ``name`` is not a ``str``.
+            outside ASCII inside it); a ``timeout`` that is not a positive, finite number of
+            seconds; a ``name`` longer than a surface may be.
+        TypeError: ``topic_for`` is none of those, ``timeout`` is not a number, or ``name``
+            is not a ``str``.
         InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
@@ -187,7 +190,9 @@ class Ntfy:
             self._headers["authorization"] = f"Bearer {token}"
         self.clear = bool(clear)
         self.retry = retry if retry is not None else Retry()
-        self._origin = Origin(self.server + "/", timeout=timeout)
+        self._origin = Origin(
+            self.server + "/", timeout=positive_seconds("Ntfy(timeout=...)", timeout)
+        )
         self._server = server_of(self.server)
         self._quiet = quiet_of(self._server, _loop_time, _loop_time)
 

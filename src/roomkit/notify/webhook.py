@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from roomkit._extras import requires_extra
+from roomkit.models.clock import positive_seconds
 
 with requires_extra("roomkit.notify.Webhook", "notify"):
     from standardwebhooks import Webhook as _Signer
@@ -142,8 +143,10 @@ class Webhook:
         ValueError: a URL that is not ``http(s)://``; a secret not in its ``whsec_`` form;
             a header whose name is not one, that the webhook sets itself (``content-type``,
             ``webhook-id``, ...), or whose value holds a line break, a control character
-            or a letter outside ASCII; a ``name`` longer than a surface may be.
-        TypeError: ``headers`` is not a mapping, or ``name`` not a ``str``.
+            or a letter outside ASCII; a ``timeout`` that is not a positive, finite number of
+            seconds; a ``name`` longer than a surface may be.
+        TypeError: ``headers`` is not a mapping, ``timeout`` not a number, or ``name`` not a
+            ``str``.
         InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
@@ -177,7 +180,7 @@ class Webhook:
             self._headers = {"user-agent": _USER_AGENT, **self._headers}
         self.url = url
         self.retry = retry if retry is not None else Retry()
-        self._origin = Origin(url, timeout=timeout)
+        self._origin = Origin(url, timeout=positive_seconds("Webhook(timeout=...)", timeout))
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """A webhook tells no one in particular: it takes each notice once."""

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
+from roomkit.models.clock import positive_seconds
 
 with requires_extra("roomkit.notify.webpush", "push"):
     import aiohttp
@@ -136,8 +137,10 @@ class WebPush:
     Raises:
         ValueError: a ``subject`` that is neither ``mailto:`` nor ``https://``; a key that is
             not a P-256 private key; a ``push_hosts`` entry that is not a host name; a
-            ``name`` longer than a surface may be.
-        TypeError: ``push_hosts`` given as a string, or ``name`` not a ``str``.
+            ``timeout`` that is not a positive, finite number of seconds; a ``name`` longer
+            than a surface may be.
+        TypeError: ``push_hosts`` given as a string, ``timeout`` not a number, or ``name``
+            not a ``str``.
         InvalidTextError: ``name`` holds text UTF-8 cannot encode.
     """
 
@@ -162,6 +165,7 @@ class WebPush:
                 "WebPush(subject=...) says who runs the desk, for the push services: "
                 f"'mailto:ops@example.com' or an https:// URL, not {subject!r}"
             )
+        self.timeout = positive_seconds("WebPush(timeout=...)", timeout)
         pem = (
             load_or_create_vapid_key(data_dir)
             if vapid_private_key is None
@@ -179,7 +183,6 @@ class WebPush:
             subscriptions if subscriptions is not None else PushSubscriptions(data_dir)
         )
         self.retry = retry if retry is not None else Retry()
-        self.timeout = float(timeout)
         self.push_hosts = PushHosts(push_hosts)
         """The hosts this surface pushes to; a desk running it takes subscriptions to them."""
         self._resolver = resolver
