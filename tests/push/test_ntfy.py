@@ -231,6 +231,9 @@ def test_a_request_id_ntfy_would_refuse_gets_a_digest_as_sequence_id() -> None:
         ("https://ntfy.sh", 42, TypeError, "topic_for"),
         ("https://alice:hunter2@ntfy.example.com", TOPIC, ValueError, "token="),
         ("https:///topic", TOPIC, ValueError, "http"),
+        ("https://ntfy.sh", "approvals/{actor}-k3v9q", ValueError, "holds '/'"),
+        ("https://ntfy.sh", "approvals {actor}", ValueError, "holds ' '"),
+        ("https://ntfy.sh", "k3v9q" * 13 + "{actor}", ValueError, "no room for an actor id"),
     ],
 )
 def test_a_bad_server_or_topic_rule_says_what_to_give(

@@ -72,6 +72,11 @@ def test_ntfy_takes_a_table_of_topics(tmp_path: Path) -> None:
         ('[ntfy]\nserver = "https://ntfy.sh"\n', "[ntfy] topic", "is missing"),
         ('[ntfy]\nserver = "https://ntfy.sh"\ntopic = "fixed"\n', "[ntfy] topic", "{actor}"),
         (
+            '[ntfy]\nserver = "https://ntfy.sh"\ntopic = "approvals.{actor}.k3v9q"\n',
+            "[ntfy] topic",
+            "holds '.'",
+        ),
+        (
             '[ntfy]\nserver = "https://ntfy.sh"\ntopic = "a-{actor}"\n[ntfy.topics]\na = "b"\n',
             "[ntfy] topics",
             "not both",

@@ -49,7 +49,8 @@ __all__ = ["Ntfy", "ntfy_message", "sequence_id"]
 
 logger = logging.getLogger("roomkit.notify")
 
-_NAME = re.compile(r"[-_A-Za-z0-9]{1,64}")
+_NAME_MAX = 64
+_NAME = re.compile(rf"[-_A-Za-z0-9]{{1,{_NAME_MAX}}}")
 # The topics ntfy keeps for its own pages and API, and refuses to publish to (a server's
 # disallowed-topics setting may add more).
 _RESERVED = frozenset(
@@ -118,6 +119,7 @@ def _topic_rule(topic_for: object) -> Callable[[str], str | None]:
                 "Ntfy(topic_for=...) as text is a template naming {actor}, such as "
                 f"'approvals-{{actor}}-k3v9q'; got {topic_for!r}"
             )
+        _check_template(topic_for)
         return lambda actor: topic_for.replace("{actor}", actor)
     if isinstance(topic_for, Mapping):
         topics = dict(topic_for)
@@ -128,6 +130,25 @@ def _topic_rule(topic_for: object) -> Callable[[str], str | None]:
     raise TypeError(
         "Ntfy(topic_for=...) takes a function of the actor id, a {actor: topic} mapping, or a "
         f"template such as 'approvals-{{actor}}-k3v9q'; got {type(topic_for).__name__}"
+    )
+
+
+def _check_template(template: str) -> None:
+    """Refuse a template from which no actor's topic is one ntfy takes: its own text (all
+    but ``{actor}``) holds a character no topic may, or leaves no room for an actor id."""
+    own = template.replace("{actor}", "")
+    odd = sorted({char for char in own if not _NAME.fullmatch(char)})
+    if odd:
+        why = f"holds {', '.join(map(repr, odd))}"
+    elif len(own) + template.count("{actor}") > _NAME_MAX:
+        why = "leaves no room for an actor id"
+    else:
+        return
+    raise ValueError(
+        # The template is not shown: its own text is the secret part of every topic.
+        f"Ntfy(topic_for=...): the template {why}, so no one's topic would be one ntfy "
+        f"takes (letters, digits, - and _, at most {_NAME_MAX}): write it like "
+        "'approvals-{actor}-k3v9q'"
     )
 
 
@@ -152,7 +173,8 @@ class Ntfy:
 
     Raises:
         ValueError: a server that is not an ``http(s)://`` URL, or names a user and password;
-            a template without ``{actor}``;
+            a template without ``{actor}``, or whose own text no topic may hold (a ``/``, a
+            space, a ``.``: only letters, digits, ``-`` and ``_``, at most 64 in all);
             a token that is not one (empty, or holding a space, a line break or a letter
             outside ASCII inside it); a ``timeout`` that is not a positive, finite number of
             seconds; a ``name`` longer than a surface may be.
