@@ -120,3 +120,14 @@ def test_the_table_widens_the_push_services_and_follows_the_desk_s_folder(
     assert webpush.push_hosts.problem("https://push.example.com/p/1") is None
     assert webpush.push_hosts.problem("https://fcm.googleapis.com/fcm/send/1") is None
     assert webpush.push_hosts.problem("https://internal.example.com/p/1") is not None
+
+
+def test_a_data_folder_the_key_cannot_be_in_is_named_as_the_key_at_fault(
+    tmp_path: Path,
+) -> None:
+    taken = tmp_path / "a-file"
+    taken.write_text("not a folder")
+    with pytest.raises(NotifyConfigError) as raised:
+        load(tmp_path, f'[webpush]\nsubject = "mailto:ops@example.com"\ndata_dir = "{taken}"\n')
+    assert raised.value.key == "[webpush] data_dir"
+    assert "cannot be read or made" in str(raised.value)

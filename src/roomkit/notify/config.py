@@ -80,6 +80,7 @@ from roomkit.notify._toml_values import TomlValues
 from roomkit.notify.email_files import EmailFiles
 from roomkit.notify.notifier import Notifier
 from roomkit.notify.push_hosts import PushHosts
+from roomkit.notify.push_subscriptions import load_or_create_vapid_key
 from roomkit.notify.surface import Directory, Person, Surface
 from roomkit.policy import Policy, PolicyError
 from roomkit.policy.config import policy_from_table
@@ -337,6 +338,11 @@ class _Reader(TomlValues):
             PushHosts(hosts)
         except ValueError as error:
             self.fail(f"{where} push_hosts", str(error))
+        try:
+            # Read (or made) here first: a folder the key cannot be in is named as the key.
+            load_or_create_vapid_key(data_dir)
+        except ValueError as error:
+            self.fail(f"{where} data_dir", str(error))
         webpush = self.surface("webpush", "WebPush")
         return self.build(
             f"{where} subject",
