@@ -167,22 +167,3 @@ async def test_an_actor_no_link_can_name_is_told_without_a_link() -> None:
         await notifier.wait_idle()
     assert recorder.seen() == [("question_pending", "Alice Smith ")]
     assert recorder.notices[0].answer_url is None
-
-
-@pytest.mark.parametrize(
-    ("timeout", "error"),
-    [
-        (0, ValueError),
-        (-1, ValueError),
-        (float("nan"), ValueError),
-        (float("inf"), ValueError),
-        ("10", TypeError),
-        (None, TypeError),
-    ],
-)
-def test_a_timeout_no_post_can_keep_is_refused_when_made(
-    timeout: object, error: type[Exception]
-) -> None:
-    """Not taken and then failed on every delivery: refused when the surface is made."""
-    with pytest.raises(error, match=r"Webhook\(timeout=\.\.\.\)"):
-        Webhook("https://example.com/hooks", SECRET, timeout=timeout)  # type: ignore[arg-type]

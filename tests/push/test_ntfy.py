@@ -345,22 +345,3 @@ async def test_a_refused_message_points_at_the_topic_not_the_url() -> None:
         await ntfy.aclose()
     assert not raised.value.retry
     assert "URL and version" not in str(raised.value)
-
-
-@pytest.mark.parametrize(
-    ("timeout", "error"),
-    [
-        (0, ValueError),
-        (-1, ValueError),
-        (float("nan"), ValueError),
-        (float("inf"), ValueError),
-        ("10", TypeError),
-        (None, TypeError),
-    ],
-)
-def test_a_timeout_no_publish_can_keep_is_refused_when_made(
-    timeout: object, error: type[Exception]
-) -> None:
-    """Not taken and then failed on every delivery: refused when the surface is made."""
-    with pytest.raises(error, match=r"Ntfy\(timeout=\.\.\.\)"):
-        Ntfy("https://ntfy.example.com", TOPIC, timeout=timeout)  # type: ignore[arg-type]

@@ -520,22 +520,3 @@ async def test_a_push_service_s_redirect_is_not_followed(tmp_path: Path) -> None
             await runner.cleanup()
     assert internal == []
     assert raised.value.retry is False
-
-
-@pytest.mark.parametrize(
-    ("timeout", "error"),
-    [
-        (0, ValueError),
-        (-1, ValueError),
-        (float("nan"), ValueError),
-        (float("inf"), ValueError),
-        ("10", TypeError),
-        (None, TypeError),
-    ],
-)
-def test_a_timeout_no_push_can_keep_is_refused_when_made(
-    timeout: object, error: type[Exception], tmp_path: Path
-) -> None:
-    """Not taken and then failed on every delivery: refused when the surface is made."""
-    with pytest.raises(error, match=r"WebPush\(timeout=\.\.\.\)"):
-        WebPush(SUBJECT, data_dir=tmp_path, timeout=timeout)  # type: ignore[arg-type]
