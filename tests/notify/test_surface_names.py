@@ -15,39 +15,29 @@ import roomkit.notify
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.notify import Apprise, Ntfy, Surface, Webhook, WebPush
 
-Make = Callable[[object, Path], Surface]
+Make = Callable[..., Surface]
+"""Makes a surface with its data folder and the options given (``name=``, ``timeout=``)."""
 
 
-def _a2a_push(name: object, folder: Path) -> Surface:
+def _a2a_push(folder: Path, **options: object) -> Surface:
     pytest.importorskip("a2a")
     from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore
 
     from roomkit.adapters.a2a.push import A2APush
 
     configs = InMemoryPushNotificationConfigStore()
-    return A2APush(InMemoryTaskStore(), configs, secret=SECRET, name=name)  # type: ignore[arg-type]
+    return A2APush(InMemoryTaskStore(), configs, secret=SECRET, **options)  # type: ignore[arg-type]
 
 
 SURFACES: dict[str, Make] = {
-    "Webhook": lambda name, folder: Webhook(
-        "https://example.com/hooks",
-        SECRET,
-        name=name,  # type: ignore[arg-type]
+    "Webhook": lambda folder, **options: Webhook("https://example.com/hooks", SECRET, **options),
+    "Ntfy": lambda folder, **options: Ntfy(
+        "https://ntfy.example.com", "approvals-{actor}-k3v9q", **options
     ),
-    "Ntfy": lambda name, folder: Ntfy(
-        "https://ntfy.example.com",
-        "approvals-{actor}-k3v9q",
-        name=name,  # type: ignore[arg-type]
+    "WebPush": lambda folder, **options: WebPush(
+        "mailto:ops@example.com", data_dir=folder, **options
     ),
-    "WebPush": lambda name, folder: WebPush(
-        "mailto:ops@example.com",
-        data_dir=folder,
-        name=name,  # type: ignore[arg-type]
-    ),
-    "Apprise": lambda name, folder: Apprise(
-        "json://127.0.0.1:9/notices",
-        name=name,  # type: ignore[arg-type]
-    ),
+    "Apprise": lambda folder, **options: Apprise("json://127.0.0.1:9/notices", **options),
     "A2APush": _a2a_push,
 }
 
@@ -67,9 +57,9 @@ def test_a_name_no_history_keeps_is_refused_when_the_surface_is_made(
     key file written); a name as long as a surface may be is kept."""
     make = SURFACES[surface]
     with pytest.raises(error, match=rf"^{surface}\(name=\.\.\.\)[ :].*{said}"):
-        make(name, tmp_path)
+        make(tmp_path, name=name)
     assert list(tmp_path.iterdir()) == []
-    made = make("n" * 256, tmp_path)
+    made = make(tmp_path, name="n" * 256)
     try:
         assert made.name == "n" * 256
     finally:
