@@ -73,7 +73,8 @@ def build() -> A2AGate:
     executor = RoomKitExecutor(kit, agent="agent")
     requests = DefaultRequestHandler(
         executor,
-        InMemoryTaskStore(),
+        # A cancel the SDK only writes to the store (after a restart) is carried out too.
+        executor.task_store(InMemoryTaskStore()),
         CARD,
         push_config_store=InMemoryPushNotificationConfigStore(),
     )

@@ -144,7 +144,9 @@ class World:
 
     def serve(self, configs: PushNotificationConfigStore) -> None:
         """Serve the routes with ``configs`` as the request handler's config store."""
-        requests = DefaultRequestHandler(self.executor, self.tasks, CARD, push_config_store=configs)
+        # The executor's view of the task store carries out a cancel the SDK only writes.
+        tasks = self.executor.task_store(self.tasks)
+        requests = DefaultRequestHandler(self.executor, tasks, CARD, push_config_store=configs)
         routes = Starlette(
             routes=create_agent_card_routes(CARD)
             + create_jsonrpc_routes(requests, rpc_url="/rpc")

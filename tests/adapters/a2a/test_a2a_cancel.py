@@ -4,11 +4,16 @@ test_a2a_cancel_turn)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from pathlib import Path
+
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import CancelTaskRequest, TaskState
-from a2a_world import World, ask, asked, send
+from a2a_world import FileTaskStore, World, ask, asked, send
 
 from roomkit import Approval
+from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
 from roomkit.tools.approvals import approve
 
@@ -68,3 +73,46 @@ async def test_cancelling_a_task_withdraws_its_own_question_and_says_so() -> Non
     assert withdrawn is not None
     assert withdrawn.withdrawn
     assert len(world.provider.calls) == 1
+
+
+async def test_a_cancel_after_a_restart_withdraws_what_the_task_asked(tmp_path: Path) -> None:
+    """The server restarts while the task waits on an approval: the SDK only writes the
+    cancel down, and it is still carried out. The approval is withdrawn, the task's
+    message says so, and the re-driven turn sends nothing."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    questions, rooms = open_stores(url)
+    first = World([send()], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    async with first.http() as http:
+        task = await first.send(http, text="Mail bob")
+    [request] = await first.handler.list_pending(room_id="ctx-1")
+    # The process goes: its turn is cut where it waits, as a kill would cut it.
+    [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
+    turn.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await turn
+    await first.kit.close()
+    await close_stores(questions, rooms)
+
+    questions, rooms = open_stores(url)
+    second = World(
+        [AIResponse(content="Not sent.")],
+        questions=questions,
+        rooms=rooms,
+        tasks=FileTaskStore(tmp_path),
+    )
+    redrive = asyncio.create_task(second.kit.resume_pending())
+    try:
+        async with second.http() as http:
+            canceled = await second.client(http).cancel_task(CancelTaskRequest(id=task.id))
+        await redrive
+        withdrawn = await second.handler.get_request(request.pending_id)
+    finally:
+        await second.kit.close()
+        await close_stores(questions, rooms)
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    assert get_text_parts(list(canceled.status.message.parts)) == [
+        f"Cancelled; withdrawn: {request.pending_id}"
+    ]
+    assert withdrawn is not None
+    assert withdrawn.withdrawn
+    assert second.sent == []

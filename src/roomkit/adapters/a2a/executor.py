@@ -38,8 +38,9 @@ from a2a.helpers.proto_helpers import (
     new_text_part,
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
-from a2a.server.tasks import TaskUpdater
+from a2a.server.tasks import TaskStore, TaskUpdater
 from a2a.types import Part, TaskState
 
 from roomkit.adapters._feed import (
@@ -64,6 +65,7 @@ from roomkit.adapters.a2a._answers import MISSING, Refused, as_text, first_note,
 from roomkit.adapters.a2a._cancel import cancel_task
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.adapters.a2a._shown import record_shown, shown_in
+from roomkit.adapters.a2a._tasks import CancellingTasks
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.framework import RoomKit
@@ -207,12 +209,23 @@ class RoomKitExecutor(AgentExecutor):
         answer or its deadline, and the task's message says so.
         """
         room_id, task_id = context.context_id or "", context.task_id or ""
-        user = context.call_context.user
+        done = await self._cancelled(context.call_context, room_id, task_id)
+        updater = TaskUpdater(event_queue, task_id, room_id)
+        await updater.cancel(_say(updater, done))
+
+    def task_store(self, tasks: TaskStore) -> TaskStore:
+        """``tasks``, as the SDK's request handler is to be given it: a cancel the SDK
+        only writes there (the task is active in no process of its: the server restarted,
+        another replica serves it) is carried out as :meth:`cancel` carries one out, before
+        the task is stored (:mod:`roomkit.adapters.a2a._tasks`)."""
+        return CancellingTasks(tasks, self._cancelled)
+
+    async def _cancelled(self, call: ServerCallContext, room_id: str, task_id: str) -> str:
+        """Stop the task's turn and withdraw what it asked; what was done, as text."""
+        user = call.user
         caller = Principal(actor_id=user.user_name) if user.is_authenticated else None
         stop = functools.partial(self._stop_turn, task_id)
-        done = await cancel_task(self.handler, self.access, caller, room_id, task_id, stop)
-        updater = TaskUpdater(event_queue, task_id, room_id)
-        await updater.cancel(_say(updater, str(done)))
+        return str(await cancel_task(self.handler, self.access, caller, room_id, task_id, stop))
 
     async def _stop_turn(self, task_id: str) -> None:
         """Cancel the turn the task ``task_id`` started here, if it still runs or waits to
