@@ -3,8 +3,10 @@ talking to it in-process."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from roomkit import AITool, Approval, HumanInputHandler, HumanInputToolHandler, 
 from roomkit.adapters.a2a import A2AGate, A2APush, RoomKitExecutor
 from roomkit.auth import issue_token
 from roomkit.channels.ai import AIChannel
+from roomkit.desk.stores import close_stores, open_stores
 from roomkit.notify.retry import Retry
 from roomkit.providers.ai.base import AIProvider, AIResponse
 from roomkit.providers.ai.mock import MockAIProvider
@@ -225,3 +228,29 @@ def pushes(world: World, **options: Any) -> A2APush:
     # The request handler sets configs through the push, which refuses those it cannot send.
     world.serve(push.configs)
     return push
+
+
+async def gone(world: World, questions: Any, rooms: Any) -> None:
+    """The server process of ``world`` goes, as a kill takes it: its turn is cut where it
+    waits, and its stores are closed."""
+    [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
+    turn.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await turn
+    await world.kit.close()
+    await close_stores(questions, rooms)
+
+
+@contextlib.asynccontextmanager
+async def restarted(url: str, folder: Path, script: list[AIResponse]) -> AsyncIterator[World]:
+    """The next server process on the stores at ``url`` and the tasks kept in ``folder``,
+    its turns re-driven (``resume_pending``) and their end awaited before its stores close."""
+    questions, rooms = open_stores(url)
+    world = World(script, questions=questions, rooms=rooms, tasks=FileTaskStore(folder))
+    redrive = asyncio.create_task(world.kit.resume_pending())
+    try:
+        yield world
+        await redrive
+    finally:
+        await world.kit.close()
+        await close_stores(questions, rooms)

@@ -4,16 +4,14 @@ test_a2a_cancel_turn)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from pathlib import Path
 
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import CancelTaskRequest, TaskState
-from a2a_world import FileTaskStore, World, ask, asked, send
+from a2a_world import FileTaskStore, World, ask, asked, gone, restarted, send
 
 from roomkit import Approval
-from roomkit.desk.stores import close_stores, open_stores
+from roomkit.desk.stores import open_stores
 from roomkit.providers.ai.base import AIResponse
 from roomkit.tools.approvals import approve
 
@@ -85,30 +83,12 @@ async def test_a_cancel_after_a_restart_withdraws_what_the_task_asked(tmp_path: 
     async with first.http() as http:
         task = await first.send(http, text="Mail bob")
     [request] = await first.handler.list_pending(room_id="ctx-1")
-    # The process goes: its turn is cut where it waits, as a kill would cut it.
-    [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
-    turn.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await turn
-    await first.kit.close()
-    await close_stores(questions, rooms)
+    await gone(first, questions, rooms)
 
-    questions, rooms = open_stores(url)
-    second = World(
-        [AIResponse(content="Not sent.")],
-        questions=questions,
-        rooms=rooms,
-        tasks=FileTaskStore(tmp_path),
-    )
-    redrive = asyncio.create_task(second.kit.resume_pending())
-    try:
-        async with second.http() as http:
-            canceled = await second.client(http).cancel_task(CancelTaskRequest(id=task.id))
-        await redrive
+    script = [AIResponse(content="Not sent.")]
+    async with restarted(url, tmp_path, script) as second, second.http() as http:
+        canceled = await second.client(http).cancel_task(CancelTaskRequest(id=task.id))
         withdrawn = await second.handler.get_request(request.pending_id)
-    finally:
-        await second.kit.close()
-        await close_stores(questions, rooms)
     assert canceled.status.state == TaskState.TASK_STATE_CANCELED
     assert get_text_parts(list(canceled.status.message.parts)) == [
         f"Cancelled; withdrawn: {request.pending_id}"

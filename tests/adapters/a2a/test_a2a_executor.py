@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from a2a.helpers.proto_helpers import get_text_parts
 from a2a.types import CancelTaskRequest, TaskState
 from a2a.utils.errors import TaskNotFoundError
-from a2a_world import FileTaskStore, World, ask, asked
+from a2a_world import FileTaskStore, World, ask, asked, gone, restarted
 
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
@@ -153,25 +152,11 @@ async def test_an_answer_after_a_restart_settles_the_request_and_completes_the_t
         task = await first.send(http, text="Paint it")
     assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
     [request] = await first.handler.list_pending(room_id="ctx-1")
-    # The process goes: its turn is cut where it waits, as a kill would cut it.
-    [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
-    turn.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await turn
-    await first.kit.close()
-    await close_stores(questions, rooms)
+    await gone(first, questions, rooms)
 
-    questions, rooms = open_stores(url)
-    second = World([DONE], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
-    redrive = asyncio.create_task(second.kit.resume_pending())
-    try:
-        async with second.http() as http:
-            done = await second.send(http, text="blue", task=task)
-        await redrive
+    async with restarted(url, tmp_path, [DONE]) as second, second.http() as http:
+        done = await second.send(http, text="blue", task=task)
         settled = await second.handler.get_request(request.pending_id)
-    finally:
-        await second.kit.close()
-        await close_stores(questions, rooms)
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert get_text_parts(list(done.status.message.parts)) == ["Blue it is."]
     assert settled is not None
