@@ -153,6 +153,11 @@ async def test_a_provider_error_raised_by_the_attempt_keeps_its_identity() -> No
         ({"retry-after": "1.5"}, 1.5),
         ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
         ({"retry-after": "soon"}, None),
+        ({"retry-after": "nan"}, None),
+        ({"retry-after": "inf"}, None),
+        ({"retry-after": "1e400"}, None),
+        ({"retry-after-ms": "nan", "retry-after": "2"}, 2.0),
+        ({"retry-after": "Mon, 01 Jan 99999999999 00:00:00 GMT"}, None),
         ({}, None),
     ],
 )

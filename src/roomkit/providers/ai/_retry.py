@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -142,22 +143,30 @@ def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None)
     Returns:
         Seconds to wait, or ``None`` when the headers ask for nothing readable.
     """
-    millis = headers.get("retry-after-ms")
+    millis = _seconds(headers.get("retry-after-ms"))
     if millis is not None:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
+        return max(millis / 1000, 0.0)
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    seconds = _seconds(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a year no date holds
         return None
     current = time.time() if now is None else now
     return max(when.timestamp() - current, 0.0)
+
+
+def _seconds(value: str | None) -> float | None:
+    """``value`` as a finite number, or ``None``: NaN or an infinity asks no wait a
+    retry could keep to (NaN would pass every comparison with the budget)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
