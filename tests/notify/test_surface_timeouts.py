@@ -4,12 +4,21 @@ traceback, an infinite one refusing each device)."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
 from tests.notify.test_surface_names import SURFACES
 
-TIMED = ["Webhook", "Ntfy", "WebPush"]
+import roomkit.notify
+from roomkit.notify import Email
+
+TIMED = {
+    **{name: SURFACES[name] for name in ("Webhook", "Ntfy", "WebPush")},
+    "Email": lambda folder, **options: Email(
+        "smtp.example.com", sender="desk@example.com", **options
+    ),
+}
 """The surfaces taking a ``timeout=``."""
 
 BAD = [
@@ -22,12 +31,24 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("surface", TIMED)
+@pytest.mark.parametrize("surface", list(TIMED))
 @pytest.mark.parametrize(("timeout", "error"), BAD)
 def test_a_timeout_no_exchange_can_keep_is_refused_when_the_surface_is_made(
     tmp_path: Path, surface: str, timeout: object, error: type[Exception]
 ) -> None:
     """Refused at once, naming the argument; nothing is made (no key file written)."""
     with pytest.raises(error, match=rf"^{surface}\(timeout=\.\.\.\) must be"):
-        SURFACES[surface](tmp_path, timeout=timeout)
+        TIMED[surface](tmp_path, timeout=timeout)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_every_surface_taking_a_timeout_is_checked_here() -> None:
+    """A surface added to ``roomkit.notify`` with a ``timeout=`` joins the test above."""
+    timed = {
+        export
+        for export in roomkit.notify.__all__
+        if inspect.isclass(cls := getattr(roomkit.notify, export))
+        and hasattr(cls, "send")
+        and "timeout" in inspect.signature(cls).parameters
+    }
+    assert timed == set(TIMED)

@@ -17,6 +17,7 @@ from roomkit._extras import requires_extra
 with requires_extra("roomkit.notify.Email", "notify"):
     import aiosmtplib
 
+from roomkit.models.clock import positive_seconds
 from roomkit.notify._email_message import Mailbox, email_texts
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice
@@ -69,7 +70,9 @@ class Email(Mailbox):
 
     Raises:
         ValueError: an argument is missing or wrong, both ``cafile`` and ``tls_context``
-            are given, or ``cafile`` cannot be read as certificates.
+            are given, ``cafile`` cannot be read as certificates, or ``timeout`` is not a
+            positive, finite number of seconds.
+        TypeError: ``timeout`` is not a number.
     """
 
     name = "email"
@@ -103,7 +106,7 @@ class Email(Mailbox):
             # login takes; a password may begin or end with a space, so only that goes.
             password = password.rstrip("\r\n")
         self._username, self._password = username, password
-        self.timeout = timeout
+        self.timeout = positive_seconds("Email(timeout=...)", timeout)
         self.retry = retry if retry is not None else Retry(first=5.0, cap=300.0)
         if cafile is not None and tls_context is not None:
             raise ValueError("Email takes cafile= or tls_context=, not both")
