@@ -231,6 +231,8 @@ def test_a_request_id_ntfy_would_refuse_gets_a_digest_as_sequence_id() -> None:
         ("https://ntfy.sh", 42, TypeError, "topic_for"),
         ("https://alice:hunter2@ntfy.example.com", TOPIC, ValueError, "token="),
         ("https:///topic", TOPIC, ValueError, "http"),
+        ("https://ntfy.example.com/?auth=tk_abc", TOPIC, ValueError, "without a query"),
+        ("https://ntfy.example.com#here", TOPIC, ValueError, "without a query"),
         ("https://ntfy.sh", "approvals/{actor}-k3v9q", ValueError, "holds '/'"),
         ("https://ntfy.sh", "approvals {actor}", ValueError, "holds ' '"),
         ("https://ntfy.sh", "k3v9q" * 13 + "{actor}", ValueError, "no room for an actor id"),

@@ -172,7 +172,8 @@ class Ntfy:
             surface's).
 
     Raises:
-        ValueError: a server that is not an ``http(s)://`` URL, or names a user and password;
+        ValueError: a server that is not an ``http(s)://`` URL, names a user and password, or
+            holds a query or a fragment;
             a template without ``{actor}``, or whose own text no topic may hold (a ``/``, a
             space, a ``.``: only letters, digits, ``-`` and ``_``, at most 64 in all);
             a token that is not one (empty, or holding a space, a line break or a letter
@@ -202,6 +203,12 @@ class Ntfy:
             raise ValueError(
                 "Ntfy(server=...) takes the server's URL without a user name and password: "
                 "give an access token (ntfy token add) as Ntfy(token=...) instead"
+            )
+        if "?" in server or "#" in server:
+            # The topic's path goes after it: a query or fragment would swallow that path.
+            raise ValueError(
+                "Ntfy(server=...) takes the server's URL without a query (?...) or fragment "
+                "(#...): give an access token (ntfy token add) as Ntfy(token=...) instead"
             )
         if token is not None:
             token = token_of(token, "Ntfy(token=...), the server's access token (tk_...),")
