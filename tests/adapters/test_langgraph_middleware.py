@@ -150,3 +150,36 @@ async def test_a_batched_edit_must_match_the_tools_schema(handler: HumanInputHan
     assert await handler.aresolve(pending_id, edit({"to": "carol", "count": 2}), by="alice")
     assert await lg.resume(agent, config(), handler=handler, actor="alice") == []
     assert sent == [("carol", 2)]
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+async def test_arguments_only_python_reads_as_json_are_shown_as_written(
+    handler: HumanInputHandler, mode: str
+) -> None:
+    """A chat model's NaN, which langchain's JSON parser reads as a float, made ``start``
+    fail at its request, telling the caller to send a finite number, and the thread could
+    not go on; the person is shown the call's arguments as JSON writes them, and decides."""
+    paid: list[float] = []
+
+    @tool
+    def pay(amount: float) -> str:
+        """Pay an amount."""
+        paid.append(amount)
+        return f"paid {amount}"
+
+    middleware = HumanInTheLoopMiddleware(
+        interrupt_on={"pay": True},
+        interrupt_mode=mode,  # type: ignore[arg-type]
+    )
+    calls = [{"name": "pay", "args": {"amount": float("nan")}, "id": "call-1"}]
+    agent = scripted_agent([pay], calls, middleware)
+    messages = {"messages": [{"role": "user", "content": "pay"}]}
+    (pending_id,) = await lg.start(agent, messages, config(), handler=handler, actor="alice")
+    request = await handler.get_request(pending_id)
+    assert request is not None
+    assert request.arguments == {"arguments": '{"amount": NaN}'}
+    assert await handler.aresolve(pending_id, reject("not that"), by="alice")
+    assert await lg.resume(agent, config(), handler=handler, actor="alice") == []
+    assert paid == []
+    final = await agent.aget_state(config())
+    assert any("not that" in str(message.content) for message in final.values["messages"])

@@ -374,3 +374,53 @@ async def test_a_caller_cut_while_people_decide_leaves_their_requests_open(
     assert (sent, json.loads(second.output)) == (["a"], {"send": "sent to a"})
     if other is not None:
         await other.close()
+
+
+@pytest.mark.parametrize("written", ['{"amount": NaN}', '{"amount": -Infinity}'])
+async def test_arguments_only_python_reads_as_json_are_shown_as_written(
+    handler: HumanInputHandler, desk: Desk, written: str
+) -> None:
+    """A model's NaN or infinity, which Pydantic AI takes for a float, made the run fail at
+    its request, telling the caller to send a finite number; the person is shown the text
+    the model wrote, and decides, waiting or on a resume."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def model(messages: list[Any], info: Any) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("pay", written, tool_call_id="c1")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    def paying(handle: Any) -> Agent[None, Any]:
+        agent: Agent[None, Any] = Agent(
+            FunctionModel(model),
+            output_type=[str, DeferredToolRequests],
+            capabilities=[HandleDeferredToolCalls(handler=handle)],
+        )
+
+        @agent.tool_plain(requires_approval=True)
+        def pay(amount: float) -> str:
+            return f"paid {amount}"
+
+        return agent
+
+    running = asyncio.create_task(paying(pa.deferred_handler(handler, actor="alice")).run("pay"))
+    asked = asyncio.create_task(desk.next())
+    await asyncio.wait({running, asked}, return_when=asyncio.FIRST_COMPLETED)
+    if running.done():
+        asked.cancel()
+        running.result()  # the run failed before anyone was asked: its error
+    held = asked.result()
+    assert held.arguments == {"arguments": written}
+    assert await handler.aresolve(held.pending_id, reject("not that"), by="alice")
+    assert (await running).output == "done"
+
+    agent = paying(pa.deferred_handler(handler, wait=False, actor="alice"))
+    first = await agent.run("pay")
+    requests = first.output
+    assert isinstance(requests, DeferredToolRequests)
+    pending_id = requests.metadata["c1"]["roomkit"]["pending_id"]
+    assert (await handler.get_request(pending_id)).arguments == {"arguments": written}  # type: ignore[union-attr]
+    assert await handler.aresolve(pending_id, approve(), by="alice")
+    second = await pa.resume(agent, requests, first.all_messages(), handler=handler)
+    assert second.output == "done"

@@ -10,6 +10,7 @@ not share (it may pass other options than the run that asked).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,6 +26,7 @@ __all__ = [
     "Verdict",
     "VerdictKind",
     "answered",
+    "call_arguments",
     "parsed_answer",
     "question_arguments",
     "settled_verdict",
@@ -91,6 +93,34 @@ def question_arguments(value: Any) -> dict[str, Any]:
     if isinstance(value, dict) and all(isinstance(name, str) for name in value):
         return dict(value)
     return {"value": value}
+
+
+def call_arguments(arguments: dict[str, Any], written: object) -> dict[str, Any]:
+    """A model's call ``arguments`` as a person is shown them: as they are; or, when they
+    hold a number JSON cannot carry (``NaN``, an infinity, which Python's and Pydantic's
+    parsers read from a model's JSON), what the model wrote (``written``, its text or its
+    object as JSON) as text under ``arguments``, as no request could keep the number."""
+    if _finite(arguments):
+        return arguments
+    if isinstance(written, str):
+        return {"arguments": written}
+    try:
+        return {"arguments": json.dumps(written, ensure_ascii=False)}
+    except (TypeError, ValueError, RecursionError):
+        return arguments  # no JSON at all: the request's own check says what is wrong
+
+
+def _finite(value: object) -> bool:
+    """Whether every number ``value`` holds, at any depth, is finite."""
+    waiting, seen = [value], set[int]()
+    while waiting:
+        each = waiting.pop()
+        if isinstance(each, float) and not math.isfinite(each):
+            return False
+        if isinstance(each, dict | list | tuple) and id(each) not in seen:
+            seen.add(id(each))
+            waiting.extend(each.values() if isinstance(each, dict) else each)
+    return True
 
 
 def settled_verdict(

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Pause, Verdict, question_arguments
+from roomkit.adapters._shapes import call_arguments
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
 from roomkit.tools.human_input.checks import answer_schema_of
 
@@ -149,7 +150,9 @@ def pauses_of(
 def _held(
     thread_id: str, interrupt: Any, action: object, what: str
 ) -> tuple[str, dict[str, Any], str | None]:
-    """The tool name, arguments and description of a held call as langchain gives one.
+    """The tool name, arguments and description of a held call as langchain gives one (its
+    arguments as JSON text when they hold a number JSON cannot carry, which langchain's
+    parser reads from a model's JSON).
 
     Raises:
         ValueError: ``action`` is not of that shape (a hand-made interrupt's, say); nobody
@@ -164,7 +167,7 @@ def _held(
             and isinstance(args, dict)
             and (description is None or isinstance(description, str))
         ):
-            return name, dict(args), description or None
+            return name, call_arguments(dict(args), args), description or None
     raise ValueError(
         f"{what} of interrupt {interrupt.id!r} on thread {thread_id!r} is no held call roomkit "
         "can ask about: it takes a dict with a non-empty str name, the call's arguments as "

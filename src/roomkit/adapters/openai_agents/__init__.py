@@ -23,7 +23,6 @@ with requires_extra("roomkit.adapters.openai_agents", "openai-agents"):
 
 import itertools
 import json
-import math
 from typing import Any, Unpack
 
 from pydantic_core import to_jsonable_python
@@ -31,6 +30,7 @@ from pydantic_core import to_jsonable_python
 from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
+from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.adapters.openai_agents._tools import tool_names
@@ -355,23 +355,13 @@ def _arguments(arguments: Any) -> dict[str, Any]:
     wrote under ``arguments``, parsed when it is JSON, as its text when it is not (or holds
     what only Python reads as JSON: NaN or an infinity, which no request could keep)."""
     if not isinstance(arguments, str):
-        return dict(arguments or {})
+        found = dict(arguments or {})
+        return call_arguments(found, found)
     try:
-        parsed = json.loads(arguments, parse_constant=_no_number, parse_float=_finite)
+        parsed = json.loads(arguments)
     except ValueError:
         return {"arguments": arguments}
-    return parsed if isinstance(parsed, dict) else {"arguments": parsed}
-
-
-def _no_number(text: str) -> float:
-    raise ValueError(f"{text} is no JSON number")
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if math.isfinite(number):
-        return number
-    raise ValueError(f"{text} is no finite number")
+    return call_arguments(parsed if isinstance(parsed, dict) else {"arguments": parsed}, arguments)
 
 
 def _apply(state: RunState[Any], item: Any, verdict: Verdict) -> None:

@@ -32,6 +32,7 @@ from typing import Any, Unpack
 from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
+from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.options import AskOptions
 from roomkit.adapters.pydantic_ai._tools import tool_names
@@ -255,7 +256,7 @@ def _pauses(ctx: Any, requests: DeferredToolRequests, run: str) -> list[tuple[An
 def _pause(ctx: Any, requests: DeferredToolRequests, part: Any, key: str) -> Pause | None:
     """The pause of one deferred call; ``None`` for an external call (not a person's)."""
     kind = requests.kind(part.tool_call_id)
-    arguments = part.args_as_dict()
+    arguments = call_arguments(part.args_as_dict(), part.args)
     if kind == "approval":
         return Pause(
             key,
