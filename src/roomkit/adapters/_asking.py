@@ -62,7 +62,19 @@ def asking(
 
 async def all_at_once(calls: Sequence[Awaitable[T]]) -> list[T]:
     """What ``calls`` return, in order, run at once (people answer them in any order); a lone
-    call runs in the caller's task, with no task of its own to start and wait for."""
+    call runs in the caller's task, with no task of its own to start and wait for.
+
+    The first call to fail cuts the others, as cancelling the caller does, and its error is
+    raised once they have stopped: a run that failed leaves no wait behind it, for a person
+    whose decision nothing would read.
+    """
     if len(calls) == 1:
         return [await calls[0]]
-    return list(await asyncio.gather(*calls))
+    running = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*running))
+    except BaseException:
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
