@@ -66,13 +66,16 @@ async def run(
             ladder default) or was refused (the thread stays paused at it).
         InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
             answer its JSON Schema let through (the thread stays paused at it).
-        TypeError: an option is not one of ``AskOptions``.
+        TypeError: an option is not one of ``AskOptions``, or ``config`` is no dict
+            (nor its ``configurable``).
         ValueError: ``config`` names no thread, or one no store can keep
-            (``InvalidTextError``), checked before the graph runs.
+            (``InvalidTextError``), or the graph has no checkpointer; checked before the
+            graph runs.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.run()")
     thread, schemas = _thread(config, "langgraph.run()"), tool_schemas(graph)
     warn_unmatched(asker.rules, tool_names(graph), where="langgraph.run()")
+    await _kept_state(graph, config, "langgraph.run()")  # before anyone is asked
     out = await graph.ainvoke(input, config, version="v2")
     while out.interrupts:
         asked = [(i, pauses_of(thread, i, schemas)) for i in out.interrupts]
@@ -106,12 +109,12 @@ async def start(
     run again with ``input``: its requests are re-attached to, and nobody is asked twice.
 
     Raises:
-        ValueError: as :func:`run`, before the graph runs.
+        TypeError, ValueError: as :func:`run`, before the graph runs.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
     _thread(config, "langgraph.start()")  # before the graph runs: its requests name it
     warn_unmatched(asker.rules, tool_names(graph), where="langgraph.start()")
-    if not (await graph.aget_state(config)).interrupts:
+    if not (await _kept_state(graph, config, "langgraph.start()")).interrupts:
         await graph.ainvoke(input, config, version="v2")
     return await _settle_or_open(graph, config, asker)
 
@@ -131,14 +134,16 @@ async def resume(
     options as :func:`start`.
 
     Raises:
-        ValueError: the graph's checkpointer holds no such thread (none was started).
+        ValueError: the graph's checkpointer holds no such thread (none was started); as
+            :func:`run`, the config or the graph cannot pause a thread.
+        TypeError: as :func:`run`.
         InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
             answer its JSON Schema let through (the thread stays paused at it).
         HumanInputTimeoutError, HumanInputRejectedError: as :func:`run`.
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.resume()")
     thread = _thread(config, "langgraph.resume()")
-    state = await graph.aget_state(config)
+    state = await _kept_state(graph, config, "langgraph.resume()")
     if not (state.config.get("configurable") or {}).get("checkpoint_id"):
         raise ValueError(
             f"the graph's checkpointer holds no thread {thread!r}: start it with "
@@ -227,13 +232,42 @@ def _thread(config: Mapping[str, Any], where: str) -> str:
     """The thread id of ``config`` (``where`` names the entry point in a message).
 
     Raises:
-        ValueError: it names none (interrupts need a checkpointed thread).
+        TypeError: ``config`` is no dict, or its ``configurable`` is none.
+        ValueError: it names no thread (interrupts need a checkpointed thread).
         InvalidTextError: it holds text no store can keep (the requests' keys name it).
     """
-    thread = (config.get("configurable") or {}).get("thread_id")
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(config, Mapping) or not isinstance(configurable, Mapping | None):
+        shown = config if not isinstance(config, Mapping) else configurable
+        raise TypeError(
+            f'{where}: config must be a dict naming the thread, {{"configurable": '
+            f'{{"thread_id": "..."}}}}, got {type(shown).__name__} {shown!r:.80} where '
+            "a dict was due (nothing was run)"
+        )
+    thread = (configurable or {}).get("thread_id")
     if thread is None or thread == "":
         raise ValueError(
             'config must name the thread: {"configurable": {"thread_id": "..."}} '
             "(a graph pauses at interrupts only on a checkpointed thread)"
         )
     return checked_name("thread_id", str(thread), where=where)
+
+
+async def _kept_state(graph: Any, config: Mapping[str, Any], where: str) -> Any:
+    """The state the graph's checkpointer keeps of the thread ``config`` names.
+
+    Raises:
+        ValueError: the graph has no checkpointer: an interrupt's thread could not be
+            resumed (checked before the graph runs, and before anyone is asked).
+    """
+    try:
+        return await graph.aget_state(config)
+    except ValueError as error:
+        if getattr(graph, "checkpointer", None) is not None:
+            raise
+        raise ValueError(
+            f"{where}: the graph has no checkpointer ({error}): compile it with one, "
+            "graph.compile(checkpointer=InMemorySaver()) (AsyncSqliteSaver or "
+            "AsyncPostgresSaver to survive a restart), as a paused thread is resumed from "
+            "what it keeps (nothing was run)"
+        ) from error
