@@ -424,3 +424,17 @@ async def test_arguments_only_python_reads_as_json_are_shown_as_written(
     assert await handler.aresolve(pending_id, approve(), by="alice")
     second = await pa.resume(agent, requests, first.all_messages(), handler=handler)
     assert second.output == "done"
+
+
+async def test_results_for_what_is_no_deferred_request_says_what_to_pass() -> None:
+    """The run's result, or the text of a run that ended without deferring, failed with a
+    bare ``AttributeError``."""
+    handler = HumanInputHandler()
+    agent = build(pa.deferred_handler(handler, wait=False), ["send"], [])
+    first = await agent.run("go")
+    for given in (first, "done", None):
+        with pytest.raises(TypeError, match=r"DeferredToolRequests.*result\.output.*got "):
+            await pa.results_for(given, handler=handler)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"DeferredToolRequests.*result\.output.*got "):
+            await pa.resume(agent, given, first.all_messages(), handler=handler)  # type: ignore[arg-type]
+    assert [request.status.value for request in await handler.list_pending()] == ["pending"]

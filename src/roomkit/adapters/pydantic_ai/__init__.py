@@ -159,7 +159,8 @@ async def results_for(
 
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
-        TypeError: an option is not one of ``AskOptions``.
+        TypeError: an option is not one of ``AskOptions``, or ``requests`` is no
+            ``DeferredToolRequests``.
     """
     asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.results_for()")
     claim, decided = await _decided(asker, requests)
@@ -199,6 +200,7 @@ async def resume(
 
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
+        TypeError: ``requests`` is no ``DeferredToolRequests``.
     """
     asker, passed = asking(handler, CHANNEL, options, where="pydantic_ai.resume()", passes_on=True)
     claim, decided = await _decided(asker, requests)
@@ -217,8 +219,15 @@ async def _decided(
     """The claim naming ``requests``' resume, and each call's verdict once settled.
 
     Raises:
+        TypeError: ``requests`` is no ``DeferredToolRequests``.
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
     """
+    if not isinstance(requests, DeferredToolRequests):
+        raise TypeError(
+            "requests must be the DeferredToolRequests a run ended with (result.output of a "
+            "run whose handler is deferred_handler(handler, wait=False), its output_type "
+            f"taking DeferredToolRequests), got {type(requests).__name__}"
+        )
     opened = []
     for part in [*requests.approvals, *requests.calls]:
         # The metadata may have travelled through a client: an entry of another shape names
