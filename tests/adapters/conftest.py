@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.adapters.door_peer import durable_place
@@ -35,6 +36,16 @@ class Desk:
     async def next(self) -> PendingInputEvent:
         """The next request announced."""
         return await asyncio.wait_for(self.asked.get(), 30)
+
+    async def next_of(self, running: asyncio.Task[Any]) -> PendingInputEvent:
+        """The next request announced while ``running`` goes on; the run's own error when
+        it fails before anyone is asked."""
+        asked = asyncio.ensure_future(self.next())
+        await asyncio.wait({running, asked}, return_when=asyncio.FIRST_COMPLETED)
+        if running.done() and not asked.done():
+            asked.cancel()
+            running.result()  # the run failed before anyone was asked: its error
+        return await asked
 
 
 @pytest.fixture(params=DURABLE)

@@ -491,12 +491,7 @@ async def test_arguments_only_python_reads_as_json_are_shown_as_written(
     steps = [[function_call("send", written, call_id="c1")], [assistant_message("done")]]
     agent = Agent(name="mailer", model=ScriptedModel(steps), tools=[send])
     running = asyncio.create_task(oa.run(agent, "go", handler=handler, run_key="r-odd"))
-    asked = asyncio.create_task(desk.next())
-    await asyncio.wait({running, asked}, return_when=asyncio.FIRST_COMPLETED)
-    if running.done():
-        asked.cancel()
-        running.result()  # the run failed before anyone was asked: its error
-    held = asked.result()
+    held = await desk.next_of(running)
     assert held.arguments == {"arguments": written}
     assert await handler.aresolve(held.pending_id, reject("not that"), by="alice")
     assert outputs(await running) == ["not that"]

@@ -405,12 +405,7 @@ async def test_arguments_only_python_reads_as_json_are_shown_as_written(
         return agent
 
     running = asyncio.create_task(paying(pa.deferred_handler(handler, actor="alice")).run("pay"))
-    asked = asyncio.create_task(desk.next())
-    await asyncio.wait({running, asked}, return_when=asyncio.FIRST_COMPLETED)
-    if running.done():
-        asked.cancel()
-        running.result()  # the run failed before anyone was asked: its error
-    held = asked.result()
+    held = await desk.next_of(running)
     assert held.arguments == {"arguments": written}
     assert await handler.aresolve(held.pending_id, reject("not that"), by="alice")
     assert (await running).output == "done"
