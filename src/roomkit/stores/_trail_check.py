@@ -74,8 +74,8 @@ class _Listed:
 
     chains: dict[str, tuple[int, str, int]] = field(default_factory=dict)
     """Each chain's length and last digest, and the checkpoint that recorded them."""
-    times: list[float | None] = field(default_factory=list)
-    """Each checkpoint's time, by number."""
+    times: dict[int, float | None] = field(default_factory=dict)
+    """Each checkpoint's time, by the number it is stored under (any integer a hand wrote)."""
     retention: float | None = None
     last: int = -1
 
@@ -186,12 +186,7 @@ def _fold(checkpoints: Sequence[Checkpoint], keys: AuditKeys, report: TrailRepor
     for checkpoint in checkpoints:
         n = checkpoint.n
         if n != expected:
-            problems.append(
-                f"checkpoint #{expected} is missing (deleted, or the checkpoints reordered): "
-                f"the next one stored is #{n}"
-                if n > expected
-                else f"checkpoint #{n} is stored again, or out of order, after #{expected - 1}"
-            )
+            problems.append(_out_of_place(n, expected))
         body = read_checkpoint(checkpoint)
         why = keys.check(checkpoint_message(checkpoint.text), checkpoint.mac)
         if why is not None or body is None:
@@ -221,13 +216,24 @@ def _fold(checkpoints: Sequence[Checkpoint], keys: AuditKeys, report: TrailRepor
                 f"checkpoint #{n} counts {body['chains']} histories, and the checkpoints up "
                 f"to it list {len(listed.chains)}"
             )
-        listed.times += [None] * (n + 1 - len(listed.times))
         listed.times[n] = _seconds(body.get("at"))
         listed.retention = _retention(body.get("retention"))
         listed.last = max(listed.last, n)
         expected, prev = n + 1, link_digest(checkpoint.text)
         report.last_at = body.get("at") if isinstance(body.get("at"), str) else None
     return listed
+
+
+def _out_of_place(n: int, expected: int) -> str:
+    """What a checkpoint stored as ``n`` where ``expected`` goes is."""
+    if n > expected:
+        return (
+            f"checkpoint #{expected} is missing (deleted, or the checkpoints reordered): "
+            f"the next one stored is #{n}"
+        )
+    if expected == 0:
+        return f"checkpoint #{n} is stored before #0, where no checkpoint goes"
+    return f"checkpoint #{n} is stored again, or out of order, after #{expected - 1}"
 
 
 def _check_heads(trail: Trail, keys: AuditKeys, listed: _Listed, report: TrailReport) -> None:
@@ -319,7 +325,7 @@ def _purged(listed: _Listed, n: int, now: float) -> bool:
     """Whether a chain checkpoint ``n`` last listed may be gone after the audit retention."""
     if listed.retention is None:
         return False
-    since = listed.times[n - 1] if n > 0 else listed.times[n]
+    since = listed.times.get(n - 1) if n > 0 else listed.times.get(n)
     return since is not None and since + listed.retention <= now
 
 
