@@ -15,7 +15,7 @@ from desk_harness import World, bearer, serve, token
 
 from roomkit.cli import main
 from roomkit.desk.limits import DeskLimits
-from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS, arguments_problem
+from roomkit.models.json_limits import MAX_ARGUMENTS_CHARS, MAX_ARGUMENTS_DEPTH, arguments_problem
 
 MAX_BODY = DeskLimits().max_body
 EDIT_CAP = 12 * MAX_ARGUMENTS_CHARS + 4096
@@ -108,6 +108,41 @@ async def test_the_cli_sends_an_edit_of_the_longest_arguments(
     assert codes == [0, 0], err[:300]
     for pending_id in (first, second):
         assert json.loads(await world.handler.wait(pending_id))["arguments"] == edited
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """Arguments whose objects nest ``depth`` levels, their own object the first."""
+    arguments: dict[str, Any] = {"note": "deep"}
+    for _ in range(depth - 1):
+        arguments = {"note": arguments}
+    return arguments
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"note": "x" * MAX_ARGUMENTS_CHARS}, "over the 56,000 a request keeps"),
+        (nested(MAX_ARGUMENTS_DEPTH + 1), "nested"),
+    ],
+    ids=["too-long", "too-deep"],
+)
+async def test_an_edit_a_request_cannot_keep_gets_422(
+    world: World, arguments: dict[str, Any], says: str
+) -> None:
+    """Arguments within the edit's body cap but past what a request keeps are a wrong
+    answer, named, and the approval stays open."""
+    pending_id = await hold(world, {"note": "hi"})
+    body = json.dumps({"decision": "edit", "arguments": arguments}).encode()
+    assert len(body) <= EDIT_CAP
+    async with serve(world.app) as base, httpx.AsyncClient(base_url=base) as client:
+        reply = await client.post(
+            f"/api/requests/{pending_id}/answer",
+            content=body,
+            headers={**bearer("alice"), "Content-Type": "application/json"},
+        )
+    assert reply.status_code == 422, reply.text[:300]
+    assert says in reply.json()["detail"]
+    assert (await world.handler.get_request(pending_id)).status == "pending"
 
 
 async def test_a_decision_past_the_edit_cap_gets_413(world: World) -> None:

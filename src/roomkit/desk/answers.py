@@ -88,7 +88,11 @@ def _decision_text(body: AnswerBody) -> str:
     if body.decision == "edit":
         if body.arguments is None:
             raise InvalidAnswerError("an edit takes 'arguments': every argument, as an object")
-        return approvals.edit(dict(body.arguments))
+        try:
+            return approvals.edit(dict(body.arguments))
+        except ValueError as past:
+            # Within the body's cap, yet more than a request keeps: too long or too deep.
+            raise InvalidAnswerError(str(past)) from None
     if body.decision == "reject":
         return approvals.reject(body.reason or "")
     if body.decision == "respond":
