@@ -276,3 +276,27 @@ def test_the_root_named_as_the_sqlite_file_gets_a_url_that_works(
 ) -> None:
     assert main(["audit", "verify", "--store", "sqlite:////"]) == 2
     assert one_line(capsys).endswith("name the file in it, such as sqlite:////desk.db\n")
+
+
+def test_a_desk_key_that_is_a_folder_is_one_line_saying_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No warning that a folder is "readable by others", and no bare errno."""
+    (tmp_path / "data" / "desk.key").mkdir(parents=True)
+    assert main(["token", "alice"]) == 1
+    assert one_line(capsys) == (
+        f"roomkit: Cannot use the desk secret: the desk's key file {tmp_path}/data/desk.key "
+        "cannot be read (Is a directory): move it away, and the desk makes a new key (the "
+        "tokens and links the old one signed stop working)\n"
+    )
+
+
+def test_a_desk_secret_holding_bytes_that_are_not_utf8_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ROOMKIT_DESK_SECRET", SURROGATE + "0123456789abcdefgh")
+    assert main(["token", "alice"]) == 1
+    assert one_line(capsys) == (
+        "roomkit: Cannot use the desk secret: The desk secret holds bytes that are not UTF-8: "
+        "generate one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'`\n"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import secrets
 import stat
 from pathlib import Path
 
@@ -144,6 +145,27 @@ def test_the_key_file_is_created_private_and_reused(tmp_path: Path) -> None:
     assert mode == 0o600
     assert load_or_create_secret(folder) == first
     assert len(first) >= 32
+
+
+def test_a_process_making_the_key_while_another_does_reads_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second of two processes starting at once arrives while the first makes the key:
+    each gets the one key that is kept, never an empty file."""
+    folder = tmp_path / "data"
+    make = secrets.token_urlsafe
+    other: list[bytes] = []
+
+    def arriving(nbytes: int) -> str:
+        if not other:
+            other.append(b"")
+            other[0] = load_or_create_secret(folder)
+        return make(nbytes)
+
+    monkeypatch.setattr(secrets, "token_urlsafe", arriving)
+    first = load_or_create_secret(folder)
+    assert first == other[0] == (folder / "desk.key").read_bytes().strip()
+    assert [path.name for path in folder.iterdir()] == ["desk.key"]
 
 
 def test_the_environment_secret_wins_over_the_key_file(

@@ -39,6 +39,7 @@ import logging
 import math
 import os
 import secrets
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -147,14 +148,22 @@ def _b64decode(text: str) -> bytes:
     return data
 
 
+_GENERATE = "generate one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+
+
 def secret_key(secret: str | bytes) -> bytes:
-    """The secret as bytes, refused when too short to resist guessing."""
-    key = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+    """The secret as bytes, refused when too short to resist guessing.
+
+    Raises:
+        ValueError: the secret is shorter than 16 bytes, or text UTF-8 cannot encode (an
+            environment variable holding bytes that are not UTF-8).
+    """
+    try:
+        key = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+    except UnicodeEncodeError:
+        raise ValueError(f"The desk secret holds bytes that are not UTF-8: {_GENERATE}") from None
     if len(key) < MIN_SECRET_BYTES:
-        raise ValueError(
-            f"The desk secret must be at least {MIN_SECRET_BYTES} bytes; "
-            "generate one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
-        )
+        raise ValueError(f"The desk secret must be at least {MIN_SECRET_BYTES} bytes; {_GENERATE}")
     return key
 
 
@@ -391,26 +400,47 @@ def _check_claims(claims: dict[str, Any]) -> None:
 def load_or_create_secret(data_dir: str | os.PathLike[str]) -> bytes:
     """The secret in ``data_dir``'s key file, created (mode 0600) on first call.
 
-    Two processes starting at once agree: the file is created exclusively, and the loser
-    reads what the winner wrote.
+    Two processes starting at once agree: each writes a key of its own beside the key file
+    and links it into place, so the file is never seen before its key is in; whichever links
+    first wins, and the other reads what it wrote.
     """
     folder = Path(data_dir)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / KEY_FILE
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read_key(path)
-    with os.fdopen(fd, "w", encoding="ascii") as file:
-        file.write(secrets.token_urlsafe(48) + "\n")
-    logger.info("Created the desk's key file %s", path)
+    if not path.exists():
+        _create_once(path, (secrets.token_urlsafe(48) + "\n").encode("ascii"))
     return _read_key(path)
 
 
+def _create_once(path: Path, content: bytes) -> None:
+    """Put ``content`` at ``path`` whole (mode 0600), unless a file is there already."""
+    fd, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".tmp", dir=path.parent)
+    temporary = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(content)
+            file.flush()
+            os.fsync(file.fileno())
+        os.link(temporary, path)
+        logger.info("Created the desk's key file %s", path)
+    except FileExistsError:
+        pass
+    finally:
+        temporary.unlink()
+
+
 def _read_key(path: Path) -> bytes:
+    try:
+        key = path.read_bytes().strip()
+    except OSError as error:
+        # The same type, worded to say what to do: a folder in the key's place, say.
+        raise type(error)(
+            f"the desk's key file {path} cannot be read ({error.strerror or error}): move it "
+            "away, and the desk makes a new key (the tokens and links the old one signed stop "
+            "working)"
+        ) from None
     if path.stat().st_mode & 0o077:
         logger.warning("The desk's key file %s is readable by others: chmod 600 it", path)
-    key = path.read_bytes().strip()
     if len(key) < MIN_SECRET_BYTES:
         raise ValueError(f"The desk's key file {path} holds no usable key: delete it")
     return key
