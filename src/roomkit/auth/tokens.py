@@ -39,11 +39,11 @@ import logging
 import math
 import os
 import secrets
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from roomkit._files import create_once
 from roomkit.auth.names import actor_name_problem, check_actor_name
 from roomkit.auth.principal import CredentialKind
 from roomkit.core.exceptions import AnswerLinkExpiredError, DeskAuthError
@@ -407,26 +407,10 @@ def load_or_create_secret(data_dir: str | os.PathLike[str]) -> bytes:
     folder = Path(data_dir)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / KEY_FILE
-    if not path.exists():
-        _create_once(path, (secrets.token_urlsafe(48) + "\n").encode("ascii"))
-    return _read_key(path)
-
-
-def _create_once(path: Path, content: bytes) -> None:
-    """Put ``content`` at ``path`` whole (mode 0600), unless a file is there already."""
-    fd, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".tmp", dir=path.parent)
-    temporary = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(content)
-            file.flush()
-            os.fsync(file.fileno())
-        os.link(temporary, path)
+    made = not path.exists() and create_once(path, (secrets.token_urlsafe(48) + "\n").encode())
+    if made:
         logger.info("Created the desk's key file %s", path)
-    except FileExistsError:
-        pass
-    finally:
-        temporary.unlink()
+    return _read_key(path)
 
 
 def _read_key(path: Path) -> bytes:
