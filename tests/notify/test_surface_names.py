@@ -66,13 +66,17 @@ def test_a_name_no_history_keeps_is_refused_when_the_surface_is_made(
         asyncio.run(made.aclose())
 
 
-def test_every_surface_taking_a_name_is_checked_here() -> None:
-    """A surface added to ``roomkit.notify`` with a ``name=`` joins the test above."""
-    named = {
+def surfaces_taking(parameter: str) -> set[str]:
+    """The surfaces of ``roomkit.notify`` made with ``parameter``."""
+    return {
         export
         for export in roomkit.notify.__all__
         if inspect.isclass(cls := getattr(roomkit.notify, export))
         and hasattr(cls, "send")
-        and "name" in inspect.signature(cls).parameters
+        and parameter in inspect.signature(cls).parameters
     }
-    assert named == set(SURFACES) - {"A2APush"}
+
+
+def test_every_surface_taking_a_name_is_checked_here() -> None:
+    """A surface added to ``roomkit.notify`` with a ``name=`` joins the test above."""
+    assert surfaces_taking("name") == set(SURFACES) - {"A2APush"}

@@ -4,13 +4,11 @@ traceback, an infinite one refusing each device)."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
-from tests.notify.test_surface_names import SURFACES
+from tests.notify.test_surface_names import SURFACES, surfaces_taking
 
-import roomkit.notify
 from roomkit.notify import Email
 
 TIMED = {
@@ -44,11 +42,4 @@ def test_a_timeout_no_exchange_can_keep_is_refused_when_the_surface_is_made(
 
 def test_every_surface_taking_a_timeout_is_checked_here() -> None:
     """A surface added to ``roomkit.notify`` with a ``timeout=`` joins the test above."""
-    timed = {
-        export
-        for export in roomkit.notify.__all__
-        if inspect.isclass(cls := getattr(roomkit.notify, export))
-        and hasattr(cls, "send")
-        and "timeout" in inspect.signature(cls).parameters
-    }
-    assert timed == set(TIMED)
+    assert surfaces_taking("timeout") == set(TIMED)

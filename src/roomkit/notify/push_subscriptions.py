@@ -25,15 +25,14 @@ import json
 import logging
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
+from roomkit._files import create_once
 from roomkit.auth.tokens import data_folder
 
 __all__ = [
@@ -99,7 +98,8 @@ def load_or_create_vapid_key(data_dir: str | os.PathLike[str] | None = None) -> 
                 serialization.PrivateFormat.PKCS8,
                 serialization.NoEncryption(),
             )
-            _create_once(path, pem)
+            if create_once(path, pem):
+                logger.info("Made the desk's VAPID key for Web Push in %s", path)
         pem = path.read_bytes()
     except OSError as error:
         raise ValueError(
@@ -110,25 +110,6 @@ def load_or_create_vapid_key(data_dir: str | os.PathLike[str] | None = None) -> 
         ) from None
     vapid_public_key(pem, where=str(path))
     return pem
-
-
-def _create_once(path: Path, content: bytes) -> None:
-    """Put ``content`` at ``path`` whole, unless a file is there already. Processes starting
-    at once each write a file of their own and link it into place: whichever links first
-    wins, and none ever sees the file before its content is in."""
-    fd, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".tmp", dir=path.parent)
-    temporary = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(content)
-            file.flush()
-            os.fsync(file.fileno())
-        os.link(temporary, path)
-        logger.info("Made the desk's VAPID key for Web Push in %s", path)
-    except FileExistsError:
-        pass
-    finally:
-        temporary.unlink()
 
 
 def vapid_public_key(pem: bytes | str, *, where: str = "the VAPID key") -> str:
