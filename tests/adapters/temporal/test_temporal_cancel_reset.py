@@ -73,9 +73,13 @@ async def test_a_cancelled_workflow_withdraws_its_question(world: World) -> None
 
 
 @SQLITE_ONLY
-async def test_a_reset_run_receives_the_answer_to_its_question_at_once(world: World) -> None:
+@pytest.mark.parametrize("workflow_id", [None, '"' * 1_000], ids=["id", "id-long-as-json"])
+async def test_a_reset_run_receives_the_answer_to_its_question_at_once(
+    world: World, workflow_id: str | None
+) -> None:
+    """A workflow id JSON writes twice as long too: the ask's key is kept by its digest."""
     async with running(world.worker(TransferBefore, max_cached_workflows=0), world.notifier()):
-        handle = await world.start(TransferBefore)
+        handle = await world.start(TransferBefore, id=workflow_id)
         pending_id = await world.created.next()
         await wait_for_event(handle, waiting)
         reset = await reset_to_start(world, handle)

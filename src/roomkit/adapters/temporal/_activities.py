@@ -17,6 +17,7 @@ Temporal retries one whose worker died within that timeout rather than the attem
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -39,11 +40,12 @@ from roomkit.core.exceptions import (
     StoreUnavailableError,
 )
 from roomkit.core.tasks import cancel_and_wait
+from roomkit.models.json_limits import MAX_SCOPED_KEY_BYTES
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
 from roomkit.tools.human_input import HumanInputHandler
-from roomkit.tools.human_input.checks import check_approvers
+from roomkit.tools.human_input.checks import check_approvers, scoped_key_bytes
 from roomkit.tools.human_input.ladder import Ladder, default, escalate, record_ladder, remind
 
 __all__ = ["activities"]
@@ -90,6 +92,17 @@ def _refused(error: Exception) -> ApplicationError:
     return ApplicationError(str(error), type="ValueError", non_retryable=True)
 
 
+def _key_of(key: str, room_id: str, actor_id: str | None) -> str:
+    """The ask's key as its request keeps it: as the workflow made it, or ``sha256:`` and
+    the hex digest of it when it is longer with its scope than a store keeps. Its workflow
+    id, up to 1,000 bytes in Temporal, takes up to six times that as JSON (a quote or a
+    control character is escaped): its workflow can still ask. Every attempt gives the
+    same key, and one a store keeps stays as it is."""
+    if scoped_key_bytes(room_id, CHANNEL, actor_id, key) <= MAX_SCOPED_KEY_BYTES:
+        return key
+    return f"sha256:{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
 def _ladder_of(spec: dict[str, Any] | None) -> Ladder | None:
     if not spec:
         return None
@@ -118,11 +131,11 @@ class _Activities:
             "tool_call_id": tool_call_id_of(origin),
             "channel_id": CHANNEL,
             "actor_id": ask.get("actor"),
-            "key": ask["key"],
             "timeout": float(ask["timeout"]),
         }
         joining = ask.get("approvers") or ()
         try:
+            common["key"] = _key_of(ask["key"], common["room_id"], common["actor_id"])
             ladder = _ladder_of(ask.get("ladder"))
             if ladder is not None:
                 ladder.check(float(ask["timeout"]))

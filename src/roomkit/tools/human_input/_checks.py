@@ -59,6 +59,7 @@ __all__ = [
     "fits",
     "outcome",
     "owned_key",
+    "scoped_key_bytes",
 ]
 
 DEFAULT_REJECTION = "Request rejected"
@@ -382,7 +383,17 @@ def owned_key(request: PendingInput, key: str) -> str:
     is no secret (an AI channel's is ``room:channel:tool-call-id``). The scope and the key
     are one JSON array, so that no two scopes run together.
     """
-    scope = [request.room_id, request.channel_id, request.actor_id, key]
+    return _scoped(request.room_id, request.channel_id, request.actor_id, key)
+
+
+def scoped_key_bytes(room_id: str, channel_id: str, actor_id: str | None, key: str) -> int:
+    """The bytes ``key`` takes with its owner's scope as every store keeps it: a create
+    refuses a key past :data:`~roomkit.models.json_limits.MAX_SCOPED_KEY_BYTES`."""
+    return _scoped_bytes(_scoped(room_id, channel_id, actor_id, key))
+
+
+def _scoped(room_id: str, channel_id: str, actor_id: str | None, key: str) -> str:
+    scope = [room_id, channel_id, actor_id, key]
     return json.dumps(scope, ensure_ascii=False, separators=(",", ":"))
 
 

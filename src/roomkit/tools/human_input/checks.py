@@ -14,7 +14,9 @@ request's history (a notifier surface's ``name=`` included), longer than a surfa
 a request lists with its actor, or a role the directory lacks), for code that adds them in
 a second step; :func:`answer_schema_of` what stands for an answer schema (a JSON Schema
 dict, a Pydantic model class, or for a framework that takes them any Python type) as the
-checked JSON Schema a request keeps, refusing one no answer could be checked against.
+checked JSON Schema a request keeps, refusing one no answer could be checked against;
+:func:`scoped_key_bytes` how long a key is with its owner's scope, for code that makes a
+key of names it does not choose (a workflow's id).
 """
 
 from roomkit.stores import MAX_ARGUMENTS_CHARS
@@ -26,6 +28,7 @@ from roomkit.tools.human_input._checks import (
     check_request_text,
     check_surface,
     check_text,
+    scoped_key_bytes,
 )
 from roomkit.tools.human_input._routed import check_approvers
 from roomkit.tools.human_input._typed_answers import answer_schema_of
@@ -41,4 +44,5 @@ __all__ = [
     "check_request_text",
     "check_surface",
     "check_text",
+    "scoped_key_bytes",
 ]
