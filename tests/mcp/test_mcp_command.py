@@ -299,6 +299,7 @@ async def test_stdio_refuses_a_message_that_names_a_key_twice(tmp_path: Path) ->
         ("--http", "99999"),
         ("--http", "-1"),
         ("--timeout", "nan"),
+        ("--timeout", "1e12"),
         ("--hold", "0"),
         ("--max-open-calls", "0"),
         ("--room", ""),

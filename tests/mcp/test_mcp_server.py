@@ -143,6 +143,15 @@ async def test_a_room_no_request_can_have_is_refused_when_the_server_is_made(roo
         HumanInputMCPServer(HumanInputHandler(), room=room)
 
 
+@pytest.mark.parametrize("timeout", [0, 1e12, float("inf")], ids=["zero", "past-a-century", "inf"])
+async def test_a_timeout_no_request_can_have_is_refused_when_the_server_is_made(
+    timeout: float,
+) -> None:
+    """Rather than every call reading the store's refusal as its own arguments' fault."""
+    with pytest.raises(ValueError, match=r"^timeout must be a positive number of seconds, at "):
+        HumanInputMCPServer(HumanInputHandler(), timeout=timeout)
+
+
 @pytest.fixture
 async def durable(tmp_path: Path) -> AsyncIterator[HumanInputHandler]:
     store = SQLiteStore(str(tmp_path / "kit.db"))

@@ -53,6 +53,7 @@ from roomkit.bodies import BodyRefusedError, BoundedBodies, json_rpc_refusal
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, MAX_OPEN_CALLS, HumanInputMCPServer, check_room
 from roomkit.mcp.waits import HOLD, state_key
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -151,10 +152,10 @@ def _check_options(args: argparse.Namespace) -> str:
     ``--host`` names to serve HTTP on.
 
     Raises:
-        ValueError: ``--http``, ``--timeout``, ``--hold`` or ``--max-open-calls`` is out
-            of range, ``--host`` is no address to listen on (or a name that resolves to
-            none), ``--room`` or ``--actor`` is not a room or an actor name, or
-            ``--desk-url`` is not an http(s) URL.
+        ValueError: ``--http``, ``--timeout`` (up to a century), ``--hold`` or
+            ``--max-open-calls`` is out of range, ``--host`` is no address to listen on
+            (or a name that resolves to none), ``--room`` or ``--actor`` is not a room or
+            an actor name, or ``--desk-url`` is not an http(s) URL.
     """
     from roomkit._serving import listen_address, port_problem
 
@@ -168,6 +169,12 @@ def _check_options(args: argparse.Namespace) -> str:
     for option, seconds in (("--timeout", args.timeout), ("--hold", getattr(args, "hold", HOLD))):
         if not 0 < seconds < float("inf"):
             raise ValueError(f"{option} takes a positive, finite number of seconds, got {seconds}")
+    if args.timeout > LONGEST_TIMEOUT:
+        # Refused here: every call would read the store's refusal as its own arguments'.
+        raise ValueError(
+            f"--timeout takes at most {LONGEST_TIMEOUT:.0f} seconds (a century), got "
+            f"{args.timeout:g}"
+        )
     calls = getattr(args, "max_open_calls", MAX_OPEN_CALLS)
     if calls < 1:
         raise ValueError(f"--max-open-calls takes a whole number of 1 or more, got {calls}")

@@ -48,6 +48,7 @@ from roomkit.mcp.waits import (
     state_of,
     wait_key,
 )
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.enums import ChannelType
 from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -128,7 +129,7 @@ class HumanInputMCPServer:
         actor: the person asked, when the transport authenticates nobody (stdio): an actor
             name (:mod:`roomkit.auth.names`).
         room: the room every request belongs to: 1 to 256 characters of valid text.
-        timeout: seconds a person has to answer a call.
+        timeout: seconds a person has to answer a call, at most a century.
         tools: the tool definitions offered (``name``, ``description``, ``parameters``);
             the standard human-input tools by default.
         progress_interval: seconds between progress notifications while waiting.
@@ -169,8 +170,12 @@ class HumanInputMCPServer:
             check_actor_name(actor, what="actor")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
             raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
-        if not 0 < timeout < float("inf"):
-            raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout}")
+        if not 0 < timeout <= LONGEST_TIMEOUT:
+            # Checked here: a call would read the store's refusal of it as its own arguments'.
+            raise ValueError(
+                "timeout must be a positive number of seconds, at most "
+                f"{LONGEST_TIMEOUT:.0f} (a century), got {timeout}"
+            )
         if isinstance(max_open_calls, bool) or not isinstance(max_open_calls, int):
             raise TypeError(f"max_open_calls must be a whole number, got {max_open_calls!r}")
         if max_open_calls < 1:
