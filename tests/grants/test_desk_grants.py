@@ -120,6 +120,32 @@ async def test_a_grant_whose_schema_refers_to_itself_is_told_so(
     assert stored.status is PendingInputStatus.PENDING
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"properties": ["to"], "required": ["to"]},
+        {"required": ["to"], "items": 3},
+        {"$defs": [1], "required": ["to"]},
+        {"$schema": 5, "required": ["to"]},
+        {"$schema": ["draft"], "required": ["to"]},
+    ],
+)
+async def test_a_grant_whose_schema_is_no_json_schema_is_told_so(
+    world: World, schema: dict[str, Any]
+) -> None:
+    """A schema of the wrong shape is the granting person's to fix: a 422 naming the grant's
+    schema, and nothing is decided."""
+    first = await hold(world)
+    body = {"decision": "approve", "grant": {"expires_in": 60, "schema": schema}}
+    path = f"/api/requests/{first.pending_id}/answer"
+    response = await call(world, "POST", path, "bob", json=body)
+    assert response.status_code == 422, response.text
+    assert "the grant's schema" in response.json()["detail"]
+    stored = await world.handler.get_request(first.pending_id)
+    assert stored is not None
+    assert stored.status is PendingInputStatus.PENDING
+
+
 async def test_a_grant_the_approval_cannot_make_decides_nothing(world: World) -> None:
     first = await hold(world)
     path = f"/api/requests/{first.pending_id}/answer"

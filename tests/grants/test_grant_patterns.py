@@ -43,6 +43,53 @@ def test_a_pattern_that_matches_in_linear_time_is_taken(pattern: str) -> None:
     GrantScope(expires_in=60, schema={"properties": {"to": {"pattern": pattern}}})
 
 
+DRAFT3 = "http://json-schema.org/draft-03/schema#"
+HIDDEN = [
+    {"properties": {"to": {"$ref": "#/examples/0"}}, "examples": [{"pattern": "^(a+)+$"}]},
+    {
+        "properties": {"to": {"$ref": "#/$defs/x/const"}},
+        "$defs": {"x": {"const": {"pattern": "^(a+)+$"}}},
+    },
+    {
+        "properties": {"to": {"$ref": "#/$defs/x/enum/0"}},
+        "$defs": {"x": {"enum": [{"pattern": "^(a+)+$"}]}},
+    },
+    {"$schema": DRAFT3, "properties": {"to": {"disallow": [{"pattern": "^(a+)+$"}]}}},
+    {"$schema": DRAFT3, "properties": {"to": {"type": [{"pattern": "^(a+)+$"}], "maxLength": 99}}},
+    {"$schema": DRAFT3, "properties": {"to": {"extends": {"pattern": "^(a+)+$"}}}},
+]
+"""Schemas whose pattern the validator reaches where no keyword of the draft holds a schema:
+through a ``$ref`` pointing anywhere in the document, or draft 3's ``type``, ``disallow`` and
+``extends``."""
+
+
+@pytest.mark.parametrize("schema", HIDDEN)
+def test_a_pattern_is_checked_wherever_it_stands_in_the_schema(schema: dict[str, object]) -> None:
+    with pytest.raises(GrantRefusedError, match="repeats a group"):
+        GrantScope(expires_in=60, schema=schema)
+
+
+@pytest.mark.parametrize("schema", HIDDEN)
+async def test_a_stored_grant_with_a_hidden_pattern_covers_nothing_and_returns(
+    handlers: HandlerMaker, schema: dict[str, object]
+) -> None:
+    """The test's own timeout is the hang guard, as above."""
+    grant = Grant(grant_id="g1", tool="pay", granted_by=("ann",), expires_at=2e9, schema=schema)
+    request = await held(handlers(), {"to": HOSTILE, "amount": 3})
+    problem = covers(grant, request)
+    assert problem is not None
+    assert "repeats a group" in problem
+
+
+async def test_a_draft_3_schema_with_its_own_keywords_grants(handlers: HandlerMaker) -> None:
+    """Draft 3's ``extends`` may be one schema, which its validator takes."""
+    handler = handlers()
+    schema = {"$schema": DRAFT3, "properties": {"to": {"extends": {"pattern": "^b[a-z]+$"}}}}
+    await granted(handler, GrantScope(expires_in=3600, schema=schema))
+    assert (await held(handler, {"to": "bill", "amount": 3})).status is PendingInputStatus.RESOLVED
+    assert (await held(handler, {"to": "ann", "amount": 3})).status is PendingInputStatus.PENDING
+
+
 async def test_a_grant_within_its_pattern_covers_the_call(handlers: HandlerMaker) -> None:
     handler = handlers()
     scope = GrantScope(expires_in=3600, schema={"properties": {"to": {"pattern": "^b[a-z]+$"}}})

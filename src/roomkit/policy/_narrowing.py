@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from jsonschema.exceptions import SchemaError
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from roomkit._storable import non_finite_at
@@ -61,6 +62,9 @@ def narrowing_problem(schema: Any) -> str | None:
     number = non_finite_at(schema)
     if number is not None:
         return f"the grant's schema holds a number JSON cannot carry ({number})"
+    shape = _shape_problem(schema)
+    if shape is not None:
+        return shape
     unknown = sorted(set(_unknown_keywords(schema)))
     if unknown:
         names = ", ".join(repr(name) for name in unknown)
@@ -74,6 +78,23 @@ def narrowing_problem(schema: Any) -> str | None:
             'checked): give the arguments\' bounds (e.g. {"properties": {"amount": '
             '{"maximum": 100}}}), or no schema to grant exactly the arguments approved'
         )
+    return None
+
+
+def _shape_problem(schema: Any) -> str | None:
+    """Why ``schema`` is no JSON Schema of its draft (a ``properties`` that is a list, a
+    ``$schema`` that is no URI); ``None`` when it is one."""
+    if not isinstance(schema, dict):
+        return None
+    draft = schema.get("$schema", "")
+    if not isinstance(draft, str):
+        return f"the grant's schema names its draft by a URI in $schema, got {draft!r}"
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as error:
+        return f"the grant's schema is no JSON Schema ({error.message}): write it as one"
+    except RecursionError:
+        return "the grant's schema nests too deeply to be checked: write it with less nesting"
     return None
 
 

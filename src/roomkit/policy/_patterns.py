@@ -13,6 +13,10 @@ made (and again when it is used, for a grant stored before):
   literal, ``.``, a class such as ``[a-z]`` or ``\\d``): a repeated group is refused;
 - the other choices (``?``, ``{1,3}``, alternatives) multiply to at most :data:`CHOICES`;
 - no backreference, lookahead or lookbehind.
+
+Every object of the schema is looked at, not only those its draft's keywords hold: a ``$ref``
+may point anywhere in the document (into an ``examples`` value, a ``const``), and the
+validator reads what it finds there as a schema.
 """
 
 from __future__ import annotations
@@ -24,8 +28,6 @@ from collections.abc import Iterator
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
-
-from roomkit.policy._subschemas import subschemas
 
 __all__ = ["CHOICES", "SPAN", "pattern_problem", "schema_pattern_problem"]
 
@@ -123,10 +125,19 @@ def schema_pattern_problem(schema: Any) -> str | None:
 
 
 def _patterns(schema: Any) -> Iterator[str]:
-    """Every ``pattern`` and ``patternProperties`` name in ``schema`` and its subschemas."""
-    for contents in subschemas(schema):
-        if isinstance(contents.get("pattern"), str):
-            yield contents["pattern"]
-        named = contents.get("patternProperties")
+    """Every ``pattern`` and ``patternProperties`` name of every object within ``schema``."""
+    pending, seen = [schema], set()
+    while pending:
+        value = pending.pop()
+        if not isinstance(value, dict | list) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, list):
+            pending.extend(value)
+            continue
+        if isinstance(value.get("pattern"), str):
+            yield value["pattern"]
+        named = value.get("patternProperties")
         if isinstance(named, dict):
             yield from (str(name) for name in named)
+        pending.extend(value.values())

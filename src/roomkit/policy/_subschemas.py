@@ -28,4 +28,9 @@ def subschemas(schema: Any) -> Iterator[dict[str, Any]]:
         resource: Resource[Any] = pending.pop()
         if isinstance(resource.contents, dict):
             yield resource.contents
-        pending.extend(resource.subresources())
+        try:
+            pending.extend(list(resource.subresources()))
+        except (AttributeError, TypeError):
+            # A keyword of a shape the walk does not know (draft 3's ``extends`` as one
+            # schema): what it holds is not walked, and the validator still reads it.
+            continue

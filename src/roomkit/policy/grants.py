@@ -128,8 +128,8 @@ class GrantScope:
             if not isinstance(self.schema, dict):
                 raise GrantRefusedError(f"schema is a JSON Schema object, got {self.schema!r}")
             problem = (
-                narrowing_problem(self.schema)
-                or schema_pattern_problem(self.schema)
+                schema_pattern_problem(self.schema)
+                or narrowing_problem(self.schema)
                 or _endless_problem(self.schema)
             )
             if problem is not None:
