@@ -213,6 +213,40 @@ async def test_an_hourly_shift_begun_long_ago_is_left_out(
     assert any("a recent DTSTART" in r.message for r in caplog.records)
 
 
+@pytest.mark.parametrize("interval", ["0", "-1"])
+async def test_a_rule_that_never_moves_on_is_left_out(
+    tmp_path: Path, interval: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``INTERVAL=0`` would step through the same instant for ever (a worker thread never
+    ends, at every routing), a negative one fails every lookup: the series is left out with
+    a warning, and the rest of the schedule stands."""
+    path = _flooded(tmp_path, "20261201", f"FREQ=DAILY;INTERVAL={interval}")
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        assert await ICalOnCall(path).on_call_at(NOON) == "alice"
+    assert any("flood: their INTERVAL" in r.message for r in caplog.records)
+
+
+async def test_a_shift_the_libraries_cannot_work_out_leaves_the_rest_standing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A shift lasting past the year 9999 fails as it is worked out: that series is left
+    out, named in one warning, and the others still say who is on call."""
+    path = tmp_path / "payments.ics"
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n"
+        "BEGIN:VEVENT\r\nUID:alice\r\nSUMMARY:alice\r\n"
+        "DTSTART:20261201T000000Z\r\nDTEND:20261231T000000Z\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:endless\r\nSUMMARY:bob\r\n"
+        "DTSTART:20261201T000000Z\r\nDURATION:P99999999W\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    schedule = ICalOnCall(path)
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        for _ in range(2):
+            assert await schedule.on_call_at(NOON) == "alice"
+    warned = [r.getMessage() for r in caplog.records if "endless" in r.getMessage()]
+    assert len(warned) == 1, warned
+
+
 async def test_an_hourly_shift_counted_from_long_ago_stands(tmp_path: Path) -> None:
     """A rule whose COUNT ends it soon is cheap however long ago it began: it stands."""
     path = _flooded(tmp_path, "19900101", "FREQ=HOURLY;COUNT=3")

@@ -97,6 +97,12 @@ def _costly(event: Any, until: datetime) -> str | None:
     steps = 0.0
     for rule in _rules(event):
         try:
+            interval = _values(rule, "INTERVAL")
+            if interval and int(interval[0]) < 1:
+                return (
+                    "their INTERVAL is not a positive count: the rule would never move on "
+                    "(INTERVAL=0 steps through the same instant for ever)"
+                )
             freq = str((_values(rule, "FREQ") or [""])[0]).upper()
             per_day = _per_day(rule)
             if freq in ("SECONDLY", "MINUTELY") or per_day > 24:
@@ -139,6 +145,24 @@ def _backwards(event: Any) -> bool:
     except Exception:
         # An end that cannot be read is the expansion's to skip, as unexpandable.
         return False
+    return False
+
+
+def _past_the_calendar(event: Any) -> bool:
+    """Whether ``event`` lasts past the last date Python holds (a ``DURATION`` of millions
+    of weeks): the libraries fail every lookup of the schedule on it."""
+    try:
+        begins = event["DTSTART"].dt
+        length = event["DURATION"].dt if "DURATION" in event else None
+    except Exception:
+        # A start or a length that cannot be read is the expansion's to skip.
+        return False
+    if not isinstance(begins, date) or not isinstance(length, timedelta):
+        return False
+    try:
+        begins + length
+    except OverflowError:
+        return True
     return False
 
 
@@ -250,19 +274,15 @@ class ICalOnCall:
         if not isinstance(calendar, self._ical.Calendar):
             raise ValueError(f"ICalOnCall: {what} holds no VCALENDAR")
         # An event with no start has no shift to give: the library would fail every lookup.
-        startless = [c for c in calendar.subcomponents if c.name == "VEVENT" and "DTSTART" not in c]
-        if startless:
-            gone = {id(c) for c in startless}
-            calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
-            self._skip(startless, "they have no DTSTART")
-        backwards = [c for c in calendar.subcomponents if c.name == "VEVENT" and _backwards(c)]
-        if backwards:
-            gone = {id(c) for c in backwards}
-            calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
-            self._skip(
-                backwards,
-                "they end before they start (a DTEND before the DTSTART, or a negative DURATION)",
-            )
+        self._leave_out(calendar, lambda c: "DTSTART" not in c, "they have no DTSTART")
+        self._leave_out(
+            calendar,
+            _backwards,
+            "they end before they start (a DTEND before the DTSTART, or a negative DURATION)",
+        )
+        self._leave_out(
+            calendar, _past_the_calendar, "they last past the year 9999 (a DURATION too long)"
+        )
         # A rule repeating by the second or minute is no rotation, and working out one shift
         # of it, or of an hourly rule begun long ago, means stepping through every repeat
         # since it began: minutes or hours of a worker thread at every routing. Its series
@@ -280,6 +300,14 @@ class ICalOnCall:
             calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
             self._skip(series, why)
         return calendar
+
+    def _leave_out(self, calendar: Any, unreadable: Callable[[Any], bool], why: str) -> None:
+        """Take the events ``unreadable`` says of out of ``calendar``, warning of them."""
+        events = [c for c in calendar.subcomponents if c.name == "VEVENT" and unreadable(c)]
+        if events:
+            gone = {id(c) for c in events}
+            calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
+            self._skip(events, why)
 
     def _query(self, calendar: Any) -> Any:
         """The calendar's shifts, recurring ones expanded on demand; a series whose rule
