@@ -190,40 +190,32 @@ def _flooded(tmp_path: Path, start: str, rule: str) -> Path:
     return path
 
 
-async def test_an_hourly_shift_split_by_the_minute_is_left_out(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+MINUTES = ",".join(str(minute) for minute in range(60))
+
+
+@pytest.mark.parametrize(
+    ("start", "rule", "said"),
+    [
+        # An hourly rule naming every minute repeats by the minute as FREQ=MINUTELY does.
+        ("20240101", f"FREQ=HOURLY;BYMINUTE={MINUTES}", "flood: they repeat more often"),
+        # An hourly rule begun decades ago is worked out from its start at every lookup.
+        ("19900101", "FREQ=HOURLY", "a recent DTSTART"),
+        # INTERVAL=0 steps through the same instant for ever (a worker thread that never
+        # ends, at every routing); a negative one fails every lookup.
+        ("20261201", "FREQ=DAILY;INTERVAL=0", "flood: their INTERVAL"),
+        ("20261201", "FREQ=DAILY;INTERVAL=-1", "flood: their INTERVAL"),
+    ],
+    ids=["split by the minute", "begun long ago", "INTERVAL=0", "negative INTERVAL"],
+)
+async def test_a_rule_no_lookup_can_afford_is_left_out(
+    tmp_path: Path, start: str, rule: str, said: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """An hourly rule naming every minute (``BYMINUTE=0,1,...,59``) repeats by the minute
-    as ``FREQ=MINUTELY`` does, and is left out as that is."""
-    minutes = ",".join(str(minute) for minute in range(60))
-    path = _flooded(tmp_path, "20240101", f"FREQ=HOURLY;BYMINUTE={minutes}")
+    """Bob's series is left out with a warning saying why, and the rest of the schedule
+    stands."""
+    path = _flooded(tmp_path, start, rule)
     with caplog.at_level("WARNING", logger="roomkit.routing"):
         assert await ICalOnCall(path).on_call_at(NOON) == "alice"
-    assert any("flood: they repeat more often than hourly" in r.message for r in caplog.records)
-
-
-async def test_an_hourly_shift_begun_long_ago_is_left_out(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """An hourly rule begun decades ago is worked out from its start at every lookup: its
-    series is left out with a warning saying to start it later."""
-    path = _flooded(tmp_path, "19900101", "FREQ=HOURLY")
-    with caplog.at_level("WARNING", logger="roomkit.routing"):
-        assert await ICalOnCall(path).on_call_at(NOON) == "alice"
-    assert any("a recent DTSTART" in r.message for r in caplog.records)
-
-
-@pytest.mark.parametrize("interval", ["0", "-1"])
-async def test_a_rule_that_never_moves_on_is_left_out(
-    tmp_path: Path, interval: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    """``INTERVAL=0`` would step through the same instant for ever (a worker thread never
-    ends, at every routing), a negative one fails every lookup: the series is left out with
-    a warning, and the rest of the schedule stands."""
-    path = _flooded(tmp_path, "20261201", f"FREQ=DAILY;INTERVAL={interval}")
-    with caplog.at_level("WARNING", logger="roomkit.routing"):
-        assert await ICalOnCall(path).on_call_at(NOON) == "alice"
-    assert any("flood: their INTERVAL" in r.message for r in caplog.records)
+    assert any(said in r.message for r in caplog.records)
 
 
 async def test_a_shift_the_libraries_cannot_work_out_leaves_the_rest_standing(
