@@ -13,7 +13,7 @@ from tests.notify.smtp_server import (
     texts,
 )
 
-from roomkit.notify import Email, Notifier
+from roomkit.notify import Email, Notifier, Retry
 from roomkit.tools.human_input import HumanInputHandler
 
 
@@ -48,3 +48,27 @@ async def test_a_refused_address_is_dropped_and_the_answer_stands(
     assert notifier.statistics().dropped["email"] == 1
     assert mailbox.messages.empty()
     assert await handler.wait(request.pending_id) == "no"
+
+
+async def test_an_address_put_off_for_now_is_sent_again(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """A 4xx reply to the recipient (greylisting) is worth another try, not a drop."""
+    handler = make_handler()
+    mailbox = Mailbox(put_off=frozenset({"alice@example.com"}))
+    with SMTPServer(mailbox) as server:
+        email = Email(
+            "127.0.0.1",
+            server.port,
+            sender="agent@example.com",
+            security="none",
+            retry=Retry(first=0.01, cap=0.02),
+        )
+        notifier = Notifier(handler, [email], directory=PEOPLE)
+        async with notifier:
+            await handler.create("ask", {"question": "Deploy now?"}, actor_id="alice")
+            message = await mailbox.next_message()
+            await notifier.wait_idle()
+    assert message["Subject"] == "Question: Deploy now?"
+    assert notifier.statistics().failed["email"] == 1
+    assert notifier.statistics().dropped["email"] == 0

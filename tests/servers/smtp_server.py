@@ -16,10 +16,14 @@ from tests.servers.ports import free_port
 
 
 class Mailbox:
-    """Accepts mail for any address except those in ``refuse`` (550)."""
+    """Accepts mail for any address except those in ``refuse`` (550); puts off the first
+    message to each address in ``put_off`` (450, as a greylisting server does)."""
 
-    def __init__(self, refuse: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, refuse: frozenset[str] = frozenset(), put_off: frozenset[str] = frozenset()
+    ) -> None:
         self.refuse = refuse
+        self.put_off = set(put_off)
         self.messages: queue.Queue[EmailMessage] = queue.Queue()
         self.sessions: list[tuple[bool, bool]] = []
         """Per message accepted: whether it came over TLS, and after a login."""
@@ -29,6 +33,9 @@ class Mailbox:
     ) -> str:
         if address in self.refuse:
             return "550 no such user here"
+        if address in self.put_off:
+            self.put_off.discard(address)
+            return "450 4.2.0 greylisted: try again later"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 

@@ -48,6 +48,24 @@ def _untrusted(error: BaseException) -> ssl.SSLCertVerificationError | None:
     return None
 
 
+def _refused(
+    address: str, recipient: str | None, error: aiosmtplib.SMTPRecipientsRefused
+) -> DeliveryError:
+    """The server's refusal of ``address``: for now (a 4xx reply, as greylisting's), worth
+    sending again; for good (5xx), the address to check."""
+    replies = [f"{refusal.code} {refusal.message}" for refusal in error.recipients]
+    said = "; ".join(replies) or str(error)
+    if error.recipients and all(400 <= refusal.code < 500 for refusal in error.recipients):
+        return DeliveryError(
+            f"the SMTP server put off {address} for now ({said}): retrying", retry=True
+        )
+    return DeliveryError(
+        f"the SMTP server refused {address} ({said}): check {recipient!r}'s address in the "
+        "directory",
+        retry=False,
+    )
+
+
 class Email(Mailbox):
     """Send each notice to its recipient's email address.
 
@@ -61,9 +79,9 @@ class Email(Mailbox):
         security: ``"starttls"``, ``"tls"`` or ``"none"`` (a local relay); by the port when
             not given (465: ``"tls"``, else ``"starttls"``).
         timeout: seconds one message may take.
-        retry: when to try again after a connection error or a 4xx reply (never after a
-            refusal, a refused login or a certificate that does not verify); every 5 s at
-            first, at most every 5 minutes, for a day.
+        retry: when to try again after a connection error or a 4xx reply, to a recipient
+            too (never after a 5xx refusal, a refused login or a certificate that does not
+            verify); every 5 s at first, at most every 5 minutes, for a day.
         cafile: a PEM file of the certificate authorities to trust instead of the system's
             (a server whose certificate a private CA signed).
         tls_context: the TLS settings in full, instead of ``cafile``.
@@ -128,11 +146,7 @@ class Email(Mailbox):
                 tls_context=self._tls_context,
             )
         except aiosmtplib.SMTPRecipientsRefused as error:
-            raise DeliveryError(
-                f"the SMTP server refused {address} ({error}): check {notice.recipient!r}'s "
-                "address in the directory",
-                retry=False,
-            ) from None
+            raise _refused(address, notice.recipient, error) from None
         except aiosmtplib.SMTPAuthenticationError as error:
             raise DeliveryError(
                 f"the SMTP server refused the login ({error.code} {error.message}): check "
