@@ -104,6 +104,8 @@ def test_bad_surface_settings_are_refused_saying_what_to_do() -> None:
         Webhook("ftp://example.com", SECRET)
     with pytest.raises(ValueError, match="username and password together"):
         Email("smtp.example.com", username="me", sender="a@example.com")
+    with pytest.raises(ValueError, match=r"one email address.*names 2 addresses"):
+        Email("smtp.example.com", sender="a@example.com, b@example.com")
     with pytest.raises(ValueError, match="two surfaces are named"):
         Notifier(HumanInputHandler(), [Recorder(), Recorder()])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from tests.notify.smtp_server import (
     PEOPLE,
     Mailbox,
@@ -13,7 +14,7 @@ from tests.notify.smtp_server import (
     texts,
 )
 
-from roomkit.notify import Email, Notifier, Retry
+from roomkit.notify import Directory, Email, Notifier, Person, Retry
 from roomkit.tools.human_input import HumanInputHandler
 
 
@@ -72,3 +73,38 @@ async def test_an_address_put_off_for_now_is_sent_again(
     assert message["Subject"] == "Question: Deploy now?"
     assert notifier.statistics().failed["email"] == 1
     assert notifier.statistics().dropped["email"] == 0
+
+
+async def test_an_address_that_is_not_one_address_is_dropped_saying_so(
+    make_handler: Callable[[], HumanInputHandler], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A line break in an address would add a header (a ``Bcc:``), a comma a second
+    recipient of the answer link: nothing is sent, the delivery is dropped at once."""
+    handler = make_handler()
+    people = Directory(
+        {
+            "alice": Person(email="alice@example.com\r\nBcc: mallory@example.com"),
+            "bob": Person(email="bob@example.com, mallory@example.com"),
+        }
+    )
+    mailbox = Mailbox()
+    with SMTPServer(mailbox) as server:
+        email = Email(
+            "127.0.0.1",
+            server.port,
+            sender="agent@example.com",
+            security="none",
+            retry=Retry(first=0.01, cap=0.02, give_up=0.2),
+        )
+        notifier = Notifier(handler, [email], directory=people)
+        async with notifier:
+            for person in ("alice", "bob"):
+                await handler.create("ask", {"question": "Lunch?"}, actor_id=person)
+            await notifier.wait_idle()
+    assert mailbox.messages.empty()
+    # One attempt each, not retried.
+    assert notifier.statistics().failed["email"] == 2
+    assert notifier.statistics().dropped["email"] == 2
+    assert "'alice''s email address in the directory" in caplog.text
+    assert "names 2 addresses, where one is needed: give one address" in caplog.text
+    assert "Traceback" not in caplog.text

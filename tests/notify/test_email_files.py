@@ -101,6 +101,8 @@ async def test_a_directory_that_cannot_be_written_is_a_delivery_error_to_retry(
 def test_bad_arguments_say_what_to_give(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="email address"):
         EmailFiles(tmp_path, sender="nobody")
+    with pytest.raises(ValueError, match="a line break"):
+        EmailFiles(tmp_path, sender="me@example.com\r\nBcc: you@example.com")
     (tmp_path / "f.eml").write_text("")
     with pytest.raises(ValueError, match="give a directory"):
         EmailFiles(tmp_path / "f.eml")

@@ -8,12 +8,13 @@ reads in a file is what a person gets in their mailbox.
 from __future__ import annotations
 
 import html
+from email import errors
 from email.message import EmailMessage
 
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import asked_text, shown
 
-__all__ = ["Mailbox", "email_message", "email_texts"]
+__all__ = ["Mailbox", "address_problem", "email_message", "email_texts"]
 
 
 def _question(notice: Notice) -> str:
@@ -67,6 +68,35 @@ def email_texts(notice: Notice) -> tuple[str, str, str]:
     return subject, plain, "<html><body>" + "".join(parts) + "</body></html>"
 
 
+def address_problem(text: object) -> str | None:
+    """What makes ``text`` no single email address (``alice@example.com``, or with a name:
+    ``Alice Smith <alice@example.com>``), or ``None`` when it is one.
+
+    A line break would start a header of its own (a ``Bcc:``), a comma a second recipient
+    the answer link would reach, a control character no server takes: each is refused before
+    anything is sent.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return "is empty"
+    if any(ord(character) < 32 or ord(character) == 127 for character in text):
+        return "holds a line break or a control character"
+    probe = EmailMessage()
+    try:
+        probe["To"] = text
+        addresses = probe["To"].addresses
+        defects = probe["To"].defects
+    except (ValueError, IndexError):  # the parser's own failures on an address cut short
+        return "cannot be read as an address"
+    if len(addresses) != 1:
+        return f"names {len(addresses)} addresses, where one is needed"
+    local, _, domain = addresses[0].addr_spec.rpartition("@")
+    # An address in UTF-8 (SMTPUTF8) is one all the same.
+    unread = [d for d in defects if not isinstance(d, errors.NonASCIILocalPartDefect)]
+    if not local or not domain or unread:
+        return "cannot be read as an address"
+    return None
+
+
 def email_message(notice: Notice, sender: str, address: str) -> EmailMessage:
     """The whole message for ``notice`` to ``address``; its ``Message-ID`` is the delivery's,
     the same on every retry."""
@@ -93,9 +123,17 @@ class Mailbox:
         """The recipient's address and the message for it.
 
         Raises:
-            DeliveryError: the recipient has no email address (not worth a retry).
+            DeliveryError: the recipient has no email address, or one that is not a single
+                address (not worth a retry).
         """
         address = notice.person.email if notice.person is not None else None
         if not address:
             raise DeliveryError(f"{notice.recipient!r} has no email address", retry=False)
+        problem = address_problem(address)
+        if problem is not None:
+            raise DeliveryError(
+                f"{notice.recipient!r}'s email address in the directory, {address[:200]!r}, "
+                f"{problem}: give one address, such as alice@example.com",
+                retry=False,
+            )
         return address, email_message(notice, self.sender, address)

@@ -18,7 +18,7 @@ with requires_extra("roomkit.notify.Email", "notify"):
     import aiosmtplib
 
 from roomkit.models.clock import positive_seconds
-from roomkit.notify._email_message import Mailbox, email_texts
+from roomkit.notify._email_message import Mailbox, address_problem, email_texts
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice
 
@@ -111,8 +111,10 @@ class Email(Mailbox):
     ) -> None:
         if not isinstance(host, str) or not host:
             raise ValueError("Email(host=...) names the SMTP server, e.g. 'smtp.example.com'")
-        if not isinstance(sender, str) or "@" not in sender:
-            raise ValueError(f"Email(sender=...) must be an email address, not {sender!r}")
+        if (problem := address_problem(sender)) is not None:
+            raise ValueError(
+                f"Email(sender=...) must be one email address, not {sender!r}: it {problem}"
+            )
         if (username is None) != (password is None):
             raise ValueError("Email takes username and password together, or neither")
         chosen = security or ("tls" if port == 465 else "starttls")

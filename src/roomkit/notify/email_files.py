@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from roomkit.notify._email_message import Mailbox
+from roomkit.notify._email_message import Mailbox, address_problem
 from roomkit.notify.surface import DeliveryError, Notice
 
 __all__ = ["EmailFiles"]
@@ -57,8 +57,10 @@ class EmailFiles(Mailbox):
         sender: str = "roomkit@localhost",
         stream: TextIO | None = None,
     ) -> None:
-        if not isinstance(sender, str) or "@" not in sender:
-            raise ValueError(f"EmailFiles(sender=...) must be an email address, not {sender!r}")
+        if (problem := address_problem(sender)) is not None:
+            raise ValueError(
+                f"EmailFiles(sender=...) must be one email address, not {sender!r}: it {problem}"
+            )
         self.directory = None if directory is None else Path(directory)
         if self.directory is not None and self.directory.is_file():
             raise ValueError(
