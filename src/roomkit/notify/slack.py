@@ -22,16 +22,20 @@ with requires_extra("roomkit.notify.slack", "slack"):
     from slack_sdk.web.async_client import AsyncWebClient
 
 from roomkit.notify._header_values import token_of
+from roomkit.notify._push_services import retry_after
 from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks
 from roomkit.notify.surface import DeliveryError, Notice, Person
 from roomkit.notify.wording import outcome_line
 
-__all__ = ["CALL_TIMEOUT", "WEB_API", "Slack"]
+__all__ = ["CALL_TIMEOUT", "RETRY_AFTER_MAX", "WEB_API", "Slack"]
 
 WEB_API = "https://slack.com/api/"
 """Slack's Web API."""
 CALL_TIMEOUT = 10
 """Seconds one Web API call may take."""
+RETRY_AFTER_MAX = 300.0
+"""The longest wait a ``Retry-After`` from Slack holds a delivery back (Slack asks for
+seconds; a number past this is read as this)."""
 
 logger = logging.getLogger("roomkit.notify")
 
@@ -227,7 +231,11 @@ def _refusal(method: str, error: SlackApiError, arguments: dict[str, Any]) -> Ex
             retry=False,
         )
     if code in _TRANSIENT or status == 429 or status >= 500:
+        # Slack blocks an app that goes on calling through a rate limit: its wait is kept.
         after = response.headers.get("Retry-After") if response.headers else None
-        wait = f", Slack asks to wait {after} s" if after else ""
-        return DeliveryError(f"Slack is busy or failing ({code}{wait}): retrying", retry=True)
+        wait = min(retry_after(after if isinstance(after, str) else None), RETRY_AFTER_MAX)
+        asks = f", Slack asks to wait {wait:.0f} s" if wait > 0 else ""
+        return DeliveryError(
+            f"Slack is busy or failing ({code}{asks}): retrying", retry=True, retry_after=wait
+        )
     return DeliveryError(f"Slack refused {method} ({code})", retry=False)
