@@ -126,7 +126,15 @@ class Slack:
             unfurl_links=False,
             unfurl_media=False,
         )
-        return {"channel": str(response.get("channel", channel)), "ts": str(response["ts"])}
+        ts, posted_in = response.get("ts"), response.get("channel", channel)
+        if not isinstance(ts, str) or not ts or not isinstance(posted_in, str):
+            # Posted, most likely: sending again would post it twice.
+            raise DeliveryError(
+                "Slack answered chat.postMessage ok without the message's channel and ts, so "
+                "its message cannot be updated once the request settles: check base_url",
+                retry=False,
+            )
+        return {"channel": posted_in, "ts": ts}
 
     async def _destination(self, notice: Notice) -> tuple[str, str | None]:
         """The channel to post in, and the Slack user to mention there (``None`` in a DM)."""
@@ -143,7 +151,14 @@ class Slack:
         channel = self._direct.get(slack_user)
         if channel is None:
             response = await self._call("conversations.open", users=slack_user)
-            channel = str(response["channel"]["id"])
+            opened = response.get("channel")
+            channel = opened.get("id") if isinstance(opened, dict) else None
+            if not isinstance(channel, str) or not channel:
+                raise DeliveryError(
+                    "Slack answered conversations.open ok without the conversation's id: "
+                    "check base_url; retrying",
+                    retry=True,
+                )
             self._direct[slack_user] = channel
         return channel, None
 
