@@ -18,8 +18,8 @@ from roomkit.notify import Directory, Email, Notifier, Person, Retry
 from roomkit.tools.human_input import HumanInputHandler
 
 
-def mail(server: SMTPServer) -> Email:
-    return Email("127.0.0.1", server.port, sender="agent@example.com", security="none")
+def mail(server: SMTPServer, retry: Retry | None = None) -> Email:
+    return Email("127.0.0.1", server.port, sender="agent@example.com", security="none", retry=retry)
 
 
 async def test_the_approver_gets_plain_text_and_html_with_an_answer_link(
@@ -58,13 +58,7 @@ async def test_an_address_put_off_for_now_is_sent_again(
     handler = make_handler()
     mailbox = Mailbox(put_off=frozenset({"alice@example.com"}))
     with SMTPServer(mailbox) as server:
-        email = Email(
-            "127.0.0.1",
-            server.port,
-            sender="agent@example.com",
-            security="none",
-            retry=Retry(first=0.01, cap=0.02),
-        )
+        email = mail(server, Retry(first=0.01, cap=0.02))
         notifier = Notifier(handler, [email], directory=PEOPLE)
         async with notifier:
             await handler.create("ask", {"question": "Deploy now?"}, actor_id="alice")
@@ -89,13 +83,7 @@ async def test_an_address_that_is_not_one_address_is_dropped_saying_so(
     )
     mailbox = Mailbox()
     with SMTPServer(mailbox) as server:
-        email = Email(
-            "127.0.0.1",
-            server.port,
-            sender="agent@example.com",
-            security="none",
-            retry=Retry(first=0.01, cap=0.02, give_up=0.2),
-        )
+        email = mail(server, Retry(first=0.01, cap=0.02, give_up=0.2))
         notifier = Notifier(handler, [email], directory=people)
         async with notifier:
             for person in ("alice", "bob"):
