@@ -300,6 +300,46 @@ async def test_cancellation_propagates_out_of_the_chain(engine: HookEngine) -> N
         await run
 
 
+async def awaits_a_cancelled_future(event: Any, ctx: RoomContext) -> HookResult | None:
+    """A hook whose own work was cancelled by someone else: awaiting it raises."""
+    work = asyncio.get_running_loop().create_future()
+    work.cancel()
+    await work
+    return None
+
+
+async def test_a_cancelled_error_the_hook_raises_itself_is_a_failure(
+    engine: HookEngine,
+) -> None:
+    """It refuses on a fail-closed trigger, and is skipped on a fail-open one."""
+    calls: list[str] = []
+    engine.register(BEFORE, awaits_a_cancelled_future)
+    engine.register(ON_CALL, awaits_a_cancelled_future)
+    engine.register(ON_CALL, returning(calls, "after"), priority=1)
+
+    refused = await engine.run_sync(BEFORE, "event", CTX)
+    skipped = await engine.run_sync(ON_CALL, "event", CTX)
+
+    assert not refused.allowed
+    assert refused.detail == (
+        "awaits_a_cancelled_future: raised CancelledError, though nothing cancelled it"
+    )
+    assert skipped.allowed
+    assert calls == ["after"]
+
+
+async def test_a_cancelled_error_an_observer_raises_itself_is_logged(
+    engine: HookEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine.register(ON_CALL, awaits_a_cancelled_future, execution=HookExecution.ASYNC)
+
+    engine.run_async(ON_CALL, "event", CTX)
+    await engine.drain()
+
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("awaits_a_cancelled_future" in m and "CancelledError" in m for m in messages)
+
+
 # -- channel filters ----------------------------------------------------------------------
 
 
@@ -487,6 +527,33 @@ def test_register_refuses_a_plain_function() -> None:
 def test_register_refuses_a_timeout_that_is_not_positive(timeout: float) -> None:
     with pytest.raises(ValueError, match="timeout"):
         HookEngine().register(ON_CALL, returning([], "h"), timeout=timeout)
+
+
+def test_register_refuses_a_timeout_too_large_for_a_float_and_takes_infinity() -> None:
+    """Each run adds the timeout to the loop's clock: a run would fail on ``10**400``."""
+    engine = HookEngine()
+    with pytest.raises(ValueError, match=r"math\.inf"):
+        engine.register(ON_CALL, returning([], "h"), timeout=10**400)
+    assert engine.register(ON_CALL, returning([], "h"), timeout=float("inf")).timeout > 0
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "error"),
+    [
+        ("channel_ids", [None], TypeError),
+        ("channel_ids", ["agent", 7], TypeError),
+        ("channel_ids", b"agent", TypeError),
+        ("channel_ids", 5, TypeError),
+        ("channel_types", ["nope"], ValueError),
+        ("channel_types", ChannelType.AI, TypeError),
+    ],
+)
+def test_a_channel_filter_of_the_wrong_kind_is_refused(
+    option: str, value: Any, error: type[Exception]
+) -> None:
+    """Nothing is converted into a filter no channel matches (``[None]`` into ``"None"``)."""
+    with pytest.raises(error, match=option):
+        HookEngine().register(ON_CALL, returning([], "h"), **{option: value})
 
 
 @pytest.mark.parametrize(

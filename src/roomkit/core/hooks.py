@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypedDict, TypeVar
 
-from roomkit.core.tasks import cancel_and_wait
+from roomkit.core.tasks import cancel_and_wait, cancelled_from_within
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import (
     HookExecution,
@@ -92,12 +92,28 @@ def _is_async_callable(fn: object) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
-def _channel_filter(values: Iterable[Any] | None, convert: Callable[[Any], Any]) -> Any:
+def _channel_filter(option: str, values: object, convert: Callable[[Any], Any]) -> Any:
     if values is None:
         return None
-    if isinstance(values, str):
-        raise TypeError(f"channel filters take a collection of values, got the string {values!r}")
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise TypeError(f"{option} takes a collection of values, got {values!r}")
     return frozenset(convert(value) for value in values)
+
+
+def _channel_type(value: Any) -> ChannelType:
+    try:
+        return ChannelType(value)
+    except ValueError:
+        raise ValueError(
+            f"channel_types takes ChannelType values (e.g. ChannelType.AI), got {value!r}"
+        ) from None
+
+
+def _channel_id(value: object) -> str:
+    # Converting would file the hook under an id no channel has ("None", "97" for b"a").
+    if not isinstance(value, str):
+        raise TypeError(f"channel_ids takes channel ids, which are strings, got {value!r}")
+    return value
 
 
 class HookRegistrar:
@@ -140,9 +156,12 @@ class HookRegistrar:
             The registration, to pass to :meth:`HookEngine.unregister`.
 
         Raises:
-            TypeError: ``fn`` is not an async function, a filter is a bare string, or
+            TypeError: ``fn`` is not an async function, a filter is a bare string or no
+                collection, ``channel_ids`` holds something other than strings, or
                 ``priority`` is not an int, ``timeout`` not a number, ``name`` not a string.
-            ValueError: ``timeout`` is not positive, or an ASYNC hook asks to fail closed.
+            ValueError: ``timeout`` is not positive, or an integer too large for a float
+                (``math.inf`` is taken), ``channel_types`` holds no ChannelType, or an ASYNC
+                hook asks to fail closed.
         """
         options = HookDefaults(
             execution, priority, name, timeout, channel_types, channel_ids, fail_closed
@@ -228,6 +247,14 @@ class HookEngine(HookRegistrar):
             raise TypeError(f"hook {label!r}: timeout must be a number of seconds, got {timeout!r}")
         if not timeout > 0:
             raise ValueError(f"hook {label!r}: timeout must be a positive number of seconds")
+        try:
+            float(timeout)
+        except OverflowError:
+            # Refused now: every run would fail to add it to the loop's clock.
+            raise ValueError(
+                f"hook {label!r}: timeout is too large a number of seconds for a float; "
+                "pass math.inf for a hook that may run as long as it takes"
+            ) from None
         if options.fail_closed and execution is HookExecution.ASYNC:
             raise ValueError(
                 f"hook {label!r}: an ASYNC hook cannot fail closed, since it runs after the "
@@ -240,8 +267,8 @@ class HookEngine(HookRegistrar):
             priority=options.priority,
             name=label,
             timeout=options.timeout,
-            channel_types=_channel_filter(options.channel_types, ChannelType),
-            channel_ids=_channel_filter(options.channel_ids, str),
+            channel_types=_channel_filter("channel_types", options.channel_types, _channel_type),
+            channel_ids=_channel_filter("channel_ids", options.channel_ids, _channel_id),
             fail_closed=options.fail_closed,
             seq=next(self._seq),
         )
@@ -383,6 +410,12 @@ class HookEngine(HookRegistrar):
             return _Run(error=str(exc) or type(exc).__name__, exc=exc)
         except Exception as exc:
             return _Run(error=str(exc) or type(exc).__name__, exc=exc)
+        except asyncio.CancelledError as exc:
+            # Raised by what the hook awaited, not by a cancel of the chain: a failure of
+            # the hook, which must not end the turn (or the observer) it runs in unseen.
+            if not cancelled_from_within():
+                raise
+            return _Run(error="raised CancelledError, though nothing cancelled it", exc=exc)
 
     def run_async(
         self,

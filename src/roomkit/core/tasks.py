@@ -1,5 +1,6 @@
 """Ending tasks: cancel a set of them (at once, or after a grace) and wait until every one
-has ended."""
+has ended; and telling a cancellation of the running task from a ``CancelledError`` that the
+code it awaited raised on its own."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 from collections.abc import Collection
 from typing import Any
 
-__all__ = ["cancel_and_wait", "end_within"]
+__all__ = ["cancel_and_wait", "cancelled_from_within", "end_within"]
 
 
 async def cancel_and_wait(tasks: Collection[asyncio.Task[Any]]) -> None:
@@ -33,3 +34,14 @@ async def end_within(tasks: Collection[asyncio.Task[Any]], grace: float) -> None
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def cancelled_from_within() -> bool:
+    """True when the running task is not being cancelled.
+
+    A ``CancelledError`` caught then was raised by the code the task awaited (a future
+    someone else cancelled, a bare ``raise``), not by a ``cancel()`` of the task: it is that
+    code's failure, to handle like any other, not a cancellation to pass on.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() == 0
