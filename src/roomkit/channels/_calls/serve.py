@@ -13,6 +13,7 @@ model's view and goes to the observers as ``error_detail``.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roomkit.channels._calls.bounds import BoundSettings, decide
@@ -23,6 +24,7 @@ from roomkit.core.exceptions import (
     ToolTimeoutError,
     UnservedToolCallError,
 )
+from roomkit.core.tasks import cancelled_from_within
 from roomkit.models.pending_input import arguments_digest
 from roomkit.tools import texts
 from roomkit.tools.call_clock import CallClock
@@ -102,6 +104,12 @@ async def _run(
             return failed(texts.timed_out(str(late)), arguments, detail=f"ToolTimeoutError: {late}")
         return crashed(name, arguments, error)
     except Exception as error:
+        return crashed(name, arguments, error)
+    except asyncio.CancelledError as error:
+        # Raised by the tool itself (it awaited work someone else cancelled): the tool
+        # failed. A cancel of the call itself goes on.
+        if not cancelled_from_within():
+            raise
         return crashed(name, arguments, error)
     return served(as_text(result), arguments)
 

@@ -25,7 +25,9 @@ from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal
 from roomkit.channels.ai._screen import screened
+from roomkit.core.exceptions import ProviderError, ProviderResponseError
 from roomkit.core.failed_turns import ends_failed_turn
+from roomkit.core.tasks import cancelled_from_within
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import RoomContext
 from roomkit.models.room import Room, RoomEvent
@@ -145,7 +147,31 @@ class Turn:
         return None  # pragma: no cover - the loop returns on its last round
 
     async def _generate(self, context: AIContext) -> AIResponse:
-        return screened(await self.channel.provider.generate(context))
+        """The provider's response to ``context``, screened.
+
+        Raises:
+            ProviderError: the provider raised ``CancelledError`` by itself.
+            ProviderResponseError: what the provider returned is no ``AIResponse``.
+        """
+        provider = self.channel.provider
+        kind = type(provider).__name__
+        try:
+            response: object = await provider.generate(context)
+        except asyncio.CancelledError as error:
+            # Raised by the provider itself, not a cancel of the turn: ending the turn as
+            # cancelled would leave the message unanswered and no error to show for it.
+            if not cancelled_from_within():
+                raise
+            raise ProviderError(
+                f"{kind}.generate() raised CancelledError, though the turn was not cancelled",
+                provider=kind,
+            ) from error
+        if not isinstance(response, AIResponse):
+            raise ProviderResponseError(
+                f"{kind}.generate() must return an AIResponse, got {type(response).__name__}",
+                provider=kind,
+            )
+        return screened(response)
 
     async def stop_calls(self, calls: list[AIToolCall]) -> None:
         """Account for the calls of the response the turn stops at: none of them runs.
