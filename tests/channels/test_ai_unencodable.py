@@ -1,6 +1,7 @@
 """A model that writes a lone surrogate into a call's arguments (JSON's ``"\\ud800"``): the
 call is refused with an error the model can act on, nothing is asked or stored, the rest of
-the round runs, and the conversation sent back to the model stays encodable."""
+the round runs, and the conversation sent back to the model stays encodable. One in its
+reply, a call's name or id reaches the room and the model as U+FFFD."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from ai_harness import LOOKUP, Build, ask, round_of, tool_call
 
-from roomkit.providers.ai.base import AIToolCall, ServedCall
+from roomkit.providers.ai.base import AIResponse, AIToolCall, ServedCall
 from roomkit.tools.external import ExternalToolHandler, ToolDecision
 
 LONE = "caf\ud800"
@@ -101,3 +102,22 @@ async def test_a_call_the_provider_ran_is_reported_with_clean_arguments(build: B
 
     report = h.report()
     assert (report.outcome, report.arguments) == ("served", {"query": "caf\ufffd"})
+
+
+async def test_a_reply_a_name_and_an_id_holding_one_reach_the_room_cleaned(build: Build) -> None:
+    h = await build(
+        round_of(tool_call(f"look{LONE}", id=f"tc-{LONE}")), AIResponse(content=f"Bon {LONE}")
+    )
+
+    result = await h.say()
+
+    [(content, is_error)] = h.read()
+    assert is_error
+    assert json.loads(content) == {"error": "Tool 'lookcaf\ufffd' is not declared."}
+    assert (h.report("tc-caf\ufffd").name, h.report("tc-caf\ufffd").refused) == (
+        "lookcaf\ufffd",
+        True,
+    )
+    assert encodes([message.model_dump(mode="json") for message in h.provider.calls[1].messages])
+    assert [reply.content.body for reply in result.responses] == ["Bon caf\ufffd"]
+    assert [event.content.body for event in h.delivered] == ["Bon caf\ufffd"]

@@ -1,5 +1,6 @@
 """A turn journalled on a durable room store, whose model writes a lone surrogate into a
-call's arguments: the journal takes the response, the call is refused, the turn ends."""
+call's arguments: the journal takes the response, the call is refused, the turn ends. One in
+its reply is stored as U+FFFD."""
 
 from __future__ import annotations
 
@@ -45,5 +46,26 @@ async def test_a_journalled_turn_refuses_the_call_and_finishes(tmp_path: Path) -
         assert await human.handler.list_pending() == []
         history = [event.content.body for event in await rooms.list_events("trip")]
         assert history == ["Plan my holiday", "Never mind."]
+        assert await rooms.open_turns() == []
+        await kit.close()
+
+
+async def test_a_journalled_reply_holding_a_lone_surrogate_is_stored_cleaned(
+    tmp_path: Path,
+) -> None:
+    model = MockAIProvider(ai_responses=[AIResponse(content="Bon voyage \ud800")])
+    async with SQLiteRoomStore(tmp_path / "kit.db") as rooms:
+        kit = RoomKit(store=rooms)
+        kit.register_channel(AIChannel("ai", provider=model))
+        await kit.create_room("trip")
+        await kit.attach_channel("trip", "ai")
+
+        result = await kit.process_inbound(
+            InboundMessage("web", "ann", TextContent("Plan my holiday")), room_id="trip"
+        )
+
+        assert [reply.content.body for reply in result.responses] == ["Bon voyage \ufffd"]
+        history = [event.content.body for event in await rooms.list_events("trip")]
+        assert history == ["Plan my holiday", "Bon voyage \ufffd"]
         assert await rooms.open_turns() == []
         await kit.close()

@@ -5,6 +5,8 @@ encode. Such arguments would fail wherever they are written next: the turn's jou
 question's store, the model's own next request. So before the response is recorded, each
 such call gets a copy of its arguments with U+FFFD in place of every lone surrogate, is
 marked cut off (never served), and keeps the problem for the call checks to refuse it with.
+Every other text of the response (the reply, a call's name or id, metadata) has U+FFFD in
+place of its lone surrogates: the reply reaches the room, a name no tool has is refused.
 """
 
 from __future__ import annotations
@@ -22,11 +24,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def screened(response: AIResponse) -> AIResponse:
-    """``response`` with every call whose arguments cannot be encoded screened."""
+    """``response`` with every call whose arguments cannot be encoded screened, and its
+    other texts cleaned."""
     calls = response.tool_calls
-    if all(unencodable_text(call.arguments) is None for call in calls):
+    if any(unencodable_text(call.arguments) is not None for call in calls):
+        response = response.model_copy(update={"tool_calls": [_screen(call) for call in calls]})
+    whole = response.model_dump()
+    if unencodable_text(whole) is None:
         return response
-    return response.model_copy(update={"tool_calls": [_screen(call) for call in calls]})
+    return AIResponse.model_validate(_cleaned(whole))
 
 
 def _screen(call: AIToolCall) -> AIToolCall:
