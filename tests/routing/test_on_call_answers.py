@@ -275,3 +275,73 @@ async def test_a_shift_ending_before_it_starts_is_left_out(
     with caplog.at_level("WARNING", logger="roomkit.routing"):
         assert await ICalOnCall(calendar(tmp_path, event)).on_call_at(NOON) is None
     assert any("backwards: they end before they start" in r.message for r in caplog.records)
+
+
+def _zoned(tmp_path: Path, name: str, rule: str, tzid: str = "Payments/Desk") -> Path:
+    """A schedule with alice on call all month in UTC, and bob's shift on 5 December in
+    the timezone ``tzid`` (+01:00) whose ``STANDARD`` and ``DAYLIGHT`` parts repeat by
+    ``rule`` from ``DTSTART`` ``rule[0]``."""
+    start, repeat = rule.split("\r\n", 1) if "\r\n" in rule else (rule, "")
+    parts = "".join(
+        f"BEGIN:{part}\r\n{start}\r\n{repeat + chr(13) + chr(10) if repeat else ''}"
+        f"TZOFFSETFROM:+0100\r\nTZOFFSETTO:+0100\r\nEND:{part}\r\n"
+        for part in ("STANDARD", "DAYLIGHT")
+    )
+    path = tmp_path / name
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n"
+        f"BEGIN:VTIMEZONE\r\nTZID:{tzid}\r\n{parts}END:VTIMEZONE\r\n"
+        "BEGIN:VEVENT\r\nUID:alice\r\nSUMMARY:alice\r\n"
+        "DTSTART:20261201T000000Z\r\nDTEND:20261231T000000Z\r\nEND:VEVENT\r\n"
+        f"BEGIN:VEVENT\r\nUID:zoned\r\nSUMMARY:bob\r\nDTSTART;TZID={tzid}:20261205T080000\r\n"
+        f"DTEND;TZID={tzid}:20261205T180000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("zone", "said"),
+    [
+        # Every offset since the year 1, stepped through at every lookup: hours of a thread.
+        ("DTSTART:00010101T000000\r\nRRULE:FREQ=HOURLY", "over 10000 times"),
+        ("DTSTART:20260101T000000\r\nRRULE:FREQ=MINUTELY", "over 10000 times"),
+        ("DTSTART:20260101T000000\r\nRRULE:FREQ=DAILY;INTERVAL=0", "never move on"),
+    ],
+    ids=["hourly since the year 1", "by the minute", "INTERVAL=0"],
+)
+async def test_a_timezone_no_lookup_can_afford_is_refused(
+    tmp_path: Path, zone: str, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The shifts in a timezone whose rules no lookup can afford are left out, named in a
+    warning saying why, and the rest of the schedule stands; the next schedule defining a
+    zone of that name is read in its own zone, not the refused one."""
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        # The guard only ends the test when a lookup works the zone out.
+        async with asyncio.timeout(60):
+            schedule = ICalOnCall(_zoned(tmp_path, "refused.ics", zone))
+            assert await schedule.on_call_at(NOON) == "alice"
+    assert any(
+        "UID zoned: their times are in the timezone 'Payments/Desk'" in r.message
+        and said in r.message
+        for r in caplog.records
+    )
+    yearly = "DTSTART:16010101T000000\r\nRRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU"
+    async with asyncio.timeout(60):
+        fixed = ICalOnCall(_zoned(tmp_path, "fixed.ics", yearly))
+        # Bob's shift is 08:00-18:00 at +01:00: noon UTC is in it.
+        assert await fixed.on_call_at(NOON) == "bob"
+
+
+async def test_a_timezone_the_schedule_does_not_define_is_read_as_utc(tmp_path: Path) -> None:
+    """A TZID no ``VTIMEZONE`` of the schedule defines is read as UTC, whatever zone of
+    that name another schedule of the process defined."""
+    other = _zoned(tmp_path, "other.ics", "DTSTART:20260101T000000", tzid="Shared/Desk")
+    assert await ICalOnCall(other).on_call_at(NOON) == "bob"
+    path = tmp_path / "payments.ics"
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n"
+        "BEGIN:VEVENT\r\nUID:bob\r\nSUMMARY:bob\r\nDTSTART;TZID=Shared/Desk:20261205T113000\r\n"
+        "DTEND;TZID=Shared/Desk:20261205T123000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    # Read at +01:00 (the other schedule's zone) the shift would end at 11:30 UTC.
+    assert await ICalOnCall(path).on_call_at(NOON) == "bob"

@@ -22,13 +22,15 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from roomkit._extras import requires_extra
+from roomkit.routing._ical_rules import MAX_STEPS, aware, backwards, costly, past_the_calendar
+from roomkit.routing._ical_zones import MAX_TRANSITIONS, zoned
 
-__all__ = ["ICalOnCall"]
+__all__ = ["MAX_STEPS", "MAX_TRANSITIONS", "ICalOnCall"]
 
 logger = logging.getLogger("roomkit.routing")
 
@@ -47,123 +49,6 @@ def _libraries() -> tuple[Any, Any]:
         import icalendar
         import recurring_ical_events  # type: ignore[import-untyped]
     return icalendar, recurring_ical_events
-
-
-def _aware(value: object) -> datetime | None:
-    if isinstance(value, datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    return None
-
-
-MAX_STEPS = 200_000
-"""The most repeats a lookup may step through for one recurring shift: its rule is worked
-out from its start at every lookup (some microseconds a repeat), so a series that would take
-more, up to a year from now, is left out."""
-_PERIODS_A_DAY = {"SECONDLY": 86_400, "MINUTELY": 1_440, "HOURLY": 24}
-_FINER = ("BYHOUR", "BYMINUTE", "BYSECOND")
-"""The parts of a rule that split each of its periods into more repeats, coarsest first."""
-
-
-def _values(rule: Any, part: str) -> list[Any]:
-    found = rule.get(part)
-    return found if isinstance(found, list) else [] if found is None else [found]
-
-
-def _rules(event: Any) -> list[Any]:
-    rules = event.get("RRULE")
-    return rules if isinstance(rules, list) else [] if rules is None else [rules]
-
-
-def _per_day(rule: Any) -> float:
-    """The most repeats a day ``rule`` steps through: its periods a day (divided by its
-    ``INTERVAL``), each split by the ``BYHOUR``, ``BYMINUTE`` and ``BYSECOND`` lists finer
-    than its frequency."""
-    freq = str((_values(rule, "FREQ") or [""])[0]).upper()
-    interval = _values(rule, "INTERVAL")
-    every = int(interval[0]) if interval and int(interval[0]) > 0 else 1
-    steps = _PERIODS_A_DAY.get(freq, 1) / every
-    finer = {"SECONDLY": 3, "MINUTELY": 2, "HOURLY": 1}.get(freq, 0)
-    for part in _FINER[finer:]:
-        steps *= max(1, len(set(map(str, _values(rule, part)))))
-    return steps
-
-
-def _costly(event: Any, until: datetime) -> str | None:
-    """Why working out ``event``'s recurring shifts up to ``until`` costs more than a lookup
-    may spend (a rule repeating more often than hourly, or too many repeats since its start);
-    ``None`` when it does not."""
-    steps = 0.0
-    for rule in _rules(event):
-        try:
-            interval = _values(rule, "INTERVAL")
-            if interval and int(interval[0]) < 1:
-                return (
-                    "their INTERVAL is not a positive count: the rule would never move on "
-                    "(INTERVAL=0 steps through the same instant for ever)"
-                )
-            freq = str((_values(rule, "FREQ") or [""])[0]).upper()
-            per_day = _per_day(rule)
-            if freq in ("SECONDLY", "MINUTELY") or per_day > 24:
-                return (
-                    "they repeat more often than hourly (FREQ=SECONDLY or MINUTELY, or "
-                    "BYMINUTE or BYSECOND naming more than one)"
-                )
-            begins = _aware(event["DTSTART"].dt)
-            ends = min([until, *(_aware(u) or until for u in _values(rule, "UNTIL"))])
-            counts = [int(count) for count in _values(rule, "COUNT") if str(count).isdigit()]
-        except Exception:
-            # A rule that cannot be read is the expansion's to skip, as unexpandable.
-            continue
-        if begins is None or ends <= begins:
-            continue
-        repeats = per_day * ((ends - begins).days + 1)
-        if counts:
-            repeats = min(repeats, counts[0] * max(per_day, 1.0))
-        steps += repeats
-    if steps > MAX_STEPS:
-        return (
-            f"their rule repeats over {MAX_STEPS} times between its DTSTART and a year from "
-            "now, each worked out at every lookup: start the series later (a recent DTSTART)"
-        )
-    return None
-
-
-def _backwards(event: Any) -> bool:
-    """Whether ``event`` ends before it starts (a ``DTEND`` before its ``DTSTART``, or a
-    negative ``DURATION``): the expansion would swap its ends, and put its person on call
-    over a span the schedule never gave them."""
-    try:
-        begins = _aware(event["DTSTART"].dt)
-        if "DTEND" in event:
-            ends = _aware(event["DTEND"].dt)
-            return begins is not None and ends is not None and ends < begins
-        if "DURATION" in event:
-            length = event["DURATION"].dt
-            return isinstance(length, timedelta) and length < timedelta(0)
-    except Exception:
-        # An end that cannot be read is the expansion's to skip, as unexpandable.
-        return False
-    return False
-
-
-def _past_the_calendar(event: Any) -> bool:
-    """Whether ``event`` lasts past the last date Python holds (a ``DURATION`` of millions
-    of weeks): the libraries fail every lookup of the schedule on it."""
-    try:
-        begins = event["DTSTART"].dt
-        length = event["DURATION"].dt if "DURATION" in event else None
-    except Exception:
-        # A start or a length that cannot be read is the expansion's to skip.
-        return False
-    if not isinstance(begins, date) or not isinstance(length, timedelta):
-        return False
-    try:
-        begins + length
-    except OverflowError:
-        return True
-    return False
 
 
 def default_person(event: Any) -> str | None:
@@ -273,33 +158,45 @@ class ICalOnCall:
             raise ValueError(f"ICalOnCall: {what} is not an iCal calendar ({error})") from None
         if not isinstance(calendar, self._ical.Calendar):
             raise ValueError(f"ICalOnCall: {what} holds no VCALENDAR")
+        # A zone is worked out before any time in it is compared: a costly one would hang.
+        until = datetime.now(UTC) + timedelta(days=366)
+        # A zone whose rules no lookup can afford is refused, the events in it left out.
+        self._leave_out_series(calendar, zoned(calendar, until))
         # An event with no start has no shift to give: the library would fail every lookup.
         self._leave_out(calendar, lambda c: "DTSTART" not in c, "they have no DTSTART")
         self._leave_out(
             calendar,
-            _backwards,
+            backwards,
             "they end before they start (a DTEND before the DTSTART, or a negative DURATION)",
         )
         self._leave_out(
-            calendar, _past_the_calendar, "they last past the year 9999 (a DURATION too long)"
+            calendar, past_the_calendar, "they last past the year 9999 (a DURATION too long)"
         )
         # A rule repeating by the second or minute is no rotation, and working out one shift
         # of it, or of an hourly rule begun long ago, means stepping through every repeat
         # since it began: minutes or hours of a worker thread at every routing. Its series
         # (overrides included) is left out.
-        until = datetime.now(UTC) + timedelta(days=366)
-        costly: dict[str, str] = {}
-        for c in calendar.subcomponents:
-            why = _costly(c, until) if c.name == "VEVENT" else None
+        dear: dict[str, str] = {}
+        for c in calendar.walk("VEVENT"):
+            why = costly(c, until)
             if why is not None:
-                costly[str(c.get("UID", id(c)))] = why
-        for why in dict.fromkeys(costly.values()):
-            uids = {uid for uid, said in costly.items() if said == why}
-            series = [c for c in calendar.subcomponents if str(c.get("UID", id(c))) in uids]
+                dear[str(c.get("UID", id(c)))] = why
+        self._leave_out_series(calendar, dear)
+        return calendar
+
+    def _leave_out_series(self, calendar: Any, whys: dict[str, str]) -> None:
+        """Take the series of each UID in ``whys`` (overrides included) out of ``calendar``,
+        one warning for each reason."""
+        for why in dict.fromkeys(whys.values()):
+            uids = {uid for uid, said in whys.items() if said == why}
+            series = [
+                c
+                for c in calendar.subcomponents
+                if c.name == "VEVENT" and str(c.get("UID", id(c))) in uids
+            ]
             gone = {id(c) for c in series}
             calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
             self._skip(series, why)
-        return calendar
 
     def _leave_out(self, calendar: Any, unreadable: Callable[[Any], bool], why: str) -> None:
         """Take the events ``unreadable`` says of out of ``calendar``, warning of them."""
@@ -418,8 +315,8 @@ class ICalOnCall:
             if str(event.get("STATUS", "")).upper() == "CANCELLED":
                 # A cancelled shift, or a cancelled override, puts nobody on call.
                 continue
-            starts = _aware(event.get("DTSTART").dt if event.get("DTSTART") else None)
-            ends = _aware(event.get("DTEND").dt if event.get("DTEND") else None)
+            starts = aware(event.get("DTSTART").dt if event.get("DTSTART") else None)
+            ends = aware(event.get("DTEND").dt if event.get("DTEND") else None)
             if starts is not None and ends is not None and starts <= at < ends:
                 current.append((starts, event))
         if not current:
