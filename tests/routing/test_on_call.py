@@ -513,3 +513,39 @@ async def test_a_request_made_while_nobody_is_on_call_goes_to_the_next_shift(
     assert [item.body for item in items if item.body.get("job") == "reassign"] == [
         {"job": "reassign", "to": "alice"}
     ]
+
+
+class _Silent:
+    """An on-call source of one's own that never answers."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+
+    async def on_call_at(self, at: datetime) -> str | None:
+        self.asked.set()
+        await asyncio.Event().wait()
+        return None
+
+
+async def test_a_schedule_that_never_answers_holds_no_routing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The lookup is bounded: past it, the routing goes on with whoever was assigned (no
+    one yet), saying so, and the other schedules route as before."""
+    from roomkit.routing import _members
+
+    monkeypatch.setattr(_members, "LOOKUP", 0.05)
+    silent = _Silent()
+    handler = HumanInputHandler(
+        directory=Directory(PEOPLE, on_call={"silent": silent, "payments": ICalOnCall(SCHEDULE)})
+    )
+    router = handler.router
+    assert router is not None
+    router.clock = FakeClock(at("2027-03-27T12:00:00"))
+    stuck = await handler.create_approval("pay", {"n": 1}, approvers=[on_call("silent")])
+    other = await handler.create_approval("pay", {"n": 2}, approvers=[on_call("payments")])
+    async with asyncio.timeout(30):
+        assert await router.recipients(stuck) == ()
+        assert await router.recipients(other) == ("alice",)
+    assert silent.asked.is_set()
+    assert "on-call schedule 'silent' (it did not answer within 0.05 s)" in caplog.text

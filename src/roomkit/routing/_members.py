@@ -24,6 +24,10 @@ __all__ = ["Rotations", "on_call_now"]
 
 logger = logging.getLogger("roomkit.routing")
 
+LOOKUP = 30.0
+"""Seconds a schedule's lookup may take before the routing goes on without it (whoever was
+assigned stays): a source of one's own that never answers must not hold the request's routing."""
+
 
 class HasLedger(Protocol):
     """Where the rotations' last assignments are kept: the handler's spend ledger."""
@@ -98,16 +102,21 @@ class Rotations:
 
 async def on_call_now(directory: Directory, name: str, at: datetime) -> str | None:
     """The actor ``directory``'s schedule ``name`` has on call at ``at``; ``None`` when
-    that cannot be told (no such schedule, a read that failed, a shift naming no one who could sign
-    in), so that whoever was assigned stays."""
+    that cannot be told (no such schedule, a read that failed or took longer than
+    :data:`LOOKUP`, a shift naming no one who could sign in), so that whoever was assigned
+    stays."""
     source = directory.on_call.get(name)
     if source is None:
         logger.warning("routing: the directory has no on-call schedule %r", name)
         return None
+    bound = asyncio.timeout(LOOKUP)
     try:
-        who = await source.on_call_at(at)
+        async with bound:
+            who = await source.on_call_at(at)
     except Exception as error:
         # A schedule that cannot be read now keeps whoever was assigned.
+        if isinstance(error, TimeoutError) and bound.expired():
+            error = TimeoutError(f"it did not answer within {LOOKUP:g} s")
         logger.warning("routing: could not read the on-call schedule %r (%s)", name, error)
         return None
     if who is None:
