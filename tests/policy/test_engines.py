@@ -12,6 +12,8 @@ from engines import CASES, CEDAR, REGO, Stub, opa_stub
 
 from roomkit import Approval, HumanInputToolHandler
 from roomkit.policy import CedarPolicy, OPAPolicy, Policy, RegoPolicy, tally
+from roomkit.policy._base import PolicyFailed
+from roomkit.policy.decisions import Abstain, PolicyCall
 from roomkit.tools.approvals import approve
 
 ENGINES = ("cedar", "rego", "opa")
@@ -121,3 +123,27 @@ async def test_opa_reads_the_call_as_its_input(stub: Stub, turn: Any) -> None:
     assert given["arguments"] == CASES["allow"]
     assert (given["actor"], given["room"], given["channel"]) == ("alice", "r1", "agent")
     assert isinstance(given["digest"], str)
+
+
+@pytest.mark.parametrize(
+    ("rule", "kind"),
+    [('{"decision": ["allow"]}', "list"), ('{"decision": {"allow": true}}', "dict")],
+)
+def test_a_decision_that_is_no_name_abstains_saying_what_it_was(rule: str, kind: str) -> None:
+    """A decision of the wrong type is one of no known shape: ``Abstain``, saying so (it was
+    a ``TypeError`` inside, reported as the policy failing)."""
+    pytest.importorskip("regopy")
+    policy = RegoPolicy(f"package roomkit\ndecision := {rule}")
+
+    decided = policy.decide(PolicyCall("pay", {}, "digest", "alice"))
+
+    assert decided == Abstain(f"unknown result: a decision of {kind}, not a name")
+
+
+def test_an_ask_whose_approvers_are_no_list_fails_saying_so() -> None:
+    """An object of approvers is not read as its keys: the ask cannot be met."""
+    pytest.importorskip("regopy")
+    policy = RegoPolicy('package roomkit\ndecision := {"decision": "ask", "approvers": {"bob": 1}}')
+
+    with pytest.raises(PolicyFailed, match=r"approvers are a list of actor ids .* got dict"):
+        policy.decide(PolicyCall("pay", {}, "digest", "alice"))

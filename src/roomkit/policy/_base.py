@@ -181,8 +181,9 @@ def read_result(value: Any) -> PolicyDecision:
     ``timeout``), the same decision as a bare string, or ``{"allow": true | false}``.
 
     Raises:
-        PolicyFailed: an ask names approvers, a quorum or a timeout ``Ask`` refuses; its
-            fallback asks the approvers it names, when they are actor ids.
+        PolicyFailed: an ask names approvers, a quorum or a timeout ``Ask`` refuses (or
+            approvers that are neither a list nor one name); its fallback asks the
+            approvers it names, when they are actor ids.
     """
     if isinstance(value, str):
         value = {"decision": value}
@@ -191,6 +192,9 @@ def read_result(value: Any) -> PolicyDecision:
     reason = value.get("reason")
     reason = reason if isinstance(reason, str) else ""
     decision = value.get("decision")
+    if decision is not None and not isinstance(decision, str):
+        # A list or an object would not even compare with the names below.
+        return Abstain(f"unknown result: a decision of {type(decision).__name__}, not a name")
     if decision is None and isinstance(value.get("allow"), bool):
         return Allow(reason) if value["allow"] else Deny(reason)
     if decision == "allow":
@@ -198,9 +202,15 @@ def read_result(value: Any) -> PolicyDecision:
     if decision == "deny":
         return Deny(reason)
     if decision in _ASK:
+        approvers = value.get("approvers")
+        if approvers is not None and not isinstance(approvers, str | list):
+            raise PolicyFailed(
+                "the policy's ask cannot be met: its approvers are a list of actor ids (or "
+                f"one), got {type(approvers).__name__}"
+            )
         try:
             return Ask(
-                approvers=value.get("approvers"),
+                approvers=approvers,
                 quorum=value.get("quorum"),
                 timeout=value.get("timeout"),
                 reason=reason,
