@@ -558,7 +558,15 @@ def test_a_channel_filter_of_the_wrong_kind_is_refused(
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("priority", "high"), ("priority", 1.5), ("priority", None), ("timeout", "30"), ("name", 5)],
+    [
+        ("priority", "high"),
+        ("priority", 1.5),
+        ("priority", None),
+        ("timeout", "30"),
+        ("name", 5),
+        ("fail_closed", "no"),
+        ("fail_closed", 0),
+    ],
 )
 def test_a_bad_option_is_refused_and_leaves_the_trigger_usable(option: str, value: Any) -> None:
     """A refused registration adds nothing: later hooks for the trigger still register."""

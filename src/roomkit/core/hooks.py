@@ -158,7 +158,8 @@ class HookRegistrar:
         Raises:
             TypeError: ``fn`` is not an async function, a filter is a bare string or no
                 collection, ``channel_ids`` holds something other than strings, or
-                ``priority`` is not an int, ``timeout`` not a number, ``name`` not a string.
+                ``priority`` is not an int, ``timeout`` not a number, ``name`` not a string,
+                ``fail_closed`` neither a bool nor ``None``.
             ValueError: ``timeout`` is not positive, or an integer too large for a float
                 (``math.inf`` is taken), ``channel_types`` holds no ChannelType, or an ASYNC
                 hook asks to fail closed.
@@ -255,6 +256,12 @@ class HookEngine(HookRegistrar):
                 f"hook {label!r}: timeout is too large a number of seconds for a float; "
                 "pass math.inf for a hook that may run as long as it takes"
             ) from None
+        if options.fail_closed is not None and not isinstance(options.fail_closed, bool):
+            # "no" would read as true: the hook would block the event it was told not to.
+            raise TypeError(
+                f"hook {label!r}: fail_closed must be True, False or None (the trigger's "
+                f"default), got {options.fail_closed!r}"
+            )
         if options.fail_closed and execution is HookExecution.ASYNC:
             raise ValueError(
                 f"hook {label!r}: an ASYNC hook cannot fail closed, since it runs after the "
