@@ -48,7 +48,7 @@ from roomkit.mcp.waits import (
     state_of,
     wait_key,
 )
-from roomkit.models.clock import LONGEST_TIMEOUT
+from roomkit.models.clock import check_deadline
 from roomkit.models.enums import ChannelType
 from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -170,12 +170,8 @@ class HumanInputMCPServer:
             check_actor_name(actor, what="actor")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
             raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
-        if not 0 < timeout <= LONGEST_TIMEOUT:
-            # Checked here: a call would read the store's refusal of it as its own arguments'.
-            raise ValueError(
-                "timeout must be a positive number of seconds, at most "
-                f"{LONGEST_TIMEOUT:.0f} (a century), got {timeout}"
-            )
+        # Checked here: a call would read the store's refusal of it as its own arguments'.
+        check_deadline("timeout", timeout)
         if isinstance(max_open_calls, bool) or not isinstance(max_open_calls, int):
             raise TypeError(f"max_open_calls must be a whole number, got {max_open_calls!r}")
         if max_open_calls < 1:
