@@ -10,10 +10,24 @@ of running it forever.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
-from roomkit.models.json_limits import circular_at, path_text, with_paths
+from roomkit.models.json_limits import (
+    MAX_ARGUMENTS_CHARS,
+    MAX_ARGUMENTS_DEPTH,
+    circular_at,
+    path_text,
+    with_paths,
+)
 
-__all__ = ["circular_at", "non_finite_at", "non_json_at", "path_text", "unencodable_text"]
+__all__ = [
+    "circular_at",
+    "non_finite_at",
+    "non_json_at",
+    "path_text",
+    "storable_as_is",
+    "unencodable_text",
+]
 
 
 # -- text UTF-8 cannot encode ------------------------------------------------------------------
@@ -194,3 +208,71 @@ def _json_only(value: object) -> bool:
 def _clipped(value: object) -> str:
     shown = repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+# -- all of it at once -------------------------------------------------------------------------
+
+_SHORT = 10**20
+"""Integers inside ``(-_SHORT, _SHORT)`` are at most 21 characters as JSON."""
+_SCALAR_ROOM = 25
+"""At least the JSON of a float, a short integer, a flag or null, with its separator."""
+_INFINITIES = (math.inf, -math.inf)
+
+
+def storable_as_is(arguments: object) -> bool:
+    """Whether ``arguments`` are, beyond doubt, what every store keeps and every check of a
+    call's arguments passes: a dict of dicts, lists, texts UTF-8 encodes, finite floats,
+    integers shorter than 21 digits, flags and nulls, keyed by texts, no deeper than
+    :data:`~roomkit.models.json_limits.MAX_ARGUMENTS_DEPTH` levels and sure to be no longer
+    as JSON than :data:`~roomkit.models.json_limits.MAX_ARGUMENTS_CHARS`.
+
+    One walk without paths, for the common case: ``False`` says only that the checks that
+    say what is wrong, and where, must look (a tuple, a subclass, a long text or a large
+    integer may well pass them). A value inside itself nests past the depth, and one shared
+    by many paths runs out of room: the walk ends either way.
+    """
+    if type(arguments) is not dict:
+        return False
+    room = MAX_ARGUMENTS_CHARS - 2  # the braces
+    stack: list[tuple[dict[object, object] | list[object], int]] = [(arguments, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        container, level = pop()
+        values: Iterable[object] = container
+        if type(container) is dict:
+            for key in container:
+                if type(key) is not str:
+                    return False
+                room -= 6 * len(key) + 3  # escaped, quoted, and a colon
+                if not key.isascii() and not _encodes(key):
+                    return False
+            values = container.values()
+        else:
+            room -= len(container)  # the commas
+        for item in values:
+            kind = type(item)
+            if kind is str:
+                text: str = item  # type: ignore[assignment]
+                room -= 6 * len(text) + 3  # escaped, quoted, and a comma
+                if not text.isascii() and not _encodes(text):
+                    return False
+            elif kind is dict or kind is list:
+                if level == MAX_ARGUMENTS_DEPTH:
+                    return False
+                room -= 2
+                push((item, level + 1))  # type: ignore[arg-type]
+            elif kind is int:
+                if not -_SHORT < item < _SHORT:  # type: ignore[operator]
+                    return False
+                room -= _SCALAR_ROOM
+            elif kind is float:
+                if item != item or item in _INFINITIES:
+                    return False
+                room -= _SCALAR_ROOM
+            elif kind is bool or item is None:
+                room -= _SCALAR_ROOM
+            else:
+                return False
+        if room < 0:
+            return False
+    return True

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from roomkit._storable import non_json_at
+from roomkit._storable import non_json_at, storable_as_is
 from roomkit.core.exceptions import (
     HumanInputRejectedError,
     HumanInputTimeoutError,
@@ -167,7 +167,8 @@ def check_request_text(
                 break
         else:
             return
-    check_arguments_json(arguments)
+    if not storable_as_is(arguments):
+        check_arguments_json(arguments)
 
 
 def check_request_fields(
