@@ -5,9 +5,11 @@ A claim is one ``UPDATE ... WHERE item_id IN (SELECT ... FOR UPDATE SKIP LOCKED)
 RETURNING``: rows another process is claiming are skipped, never taken twice. A claim by
 lanes takes each lane's due rows, earliest first, in the same statement; a row's lane is
 read from its body, so a lane's claim passes over the due rows of the lanes in front of it
-that are not being served (the index of due times is the version-3 table's). The store's
-own purge drops what is done (:meth:`PostgresOutbox.purge`, on the connection it purges
-with).
+that are not being served (the index of due times is the version-3 table's). Each claim
+marks the rows it takes with its token (the column ``claim``, version 9): one whose reply a
+cut connection lost hands them to its owner's next claim
+(:mod:`~roomkit.stores._lost_claims`). The store's own purge drops what is done
+(:meth:`PostgresOutbox.purge`, on the connection it purges with).
 
 PostgreSQL text holds no NUL, and its JSON operators (the lane's) refuse the ``\\u0000``
 that spells one in JSON: an item's id, and each text in its body, holding one (a delivery to
@@ -24,11 +26,11 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.stores._checks import seconds
+from roomkit.stores._lost_claims import HeardClaims
 from roomkit.stores.outbox import (
     COLUMNS,
     KEEP_DONE,
     Claim,
-    ClaimingOutbox,
     EndingStatements,
     OutboxItem,
     item_from_row,
@@ -44,29 +46,34 @@ _LANE = "COALESCE(body::json ->> 'surface', '')"
 """A row's lane, as :func:`~roomkit.stores.outbox.lane_of` has it."""
 
 
-class PostgresOutbox(ClaimingOutbox):
+class PostgresOutbox(HeardClaims):
     """The outbox in a PostgreSQL store's schema (see
     :mod:`~roomkit.stores.outbox`)."""
 
     def __init__(self, store: Any, *, keep: float = KEEP_DONE) -> None:
         self._store = store
+        self._unanswered = {}
         self.keep = seconds("outbox_retention_seconds", keep, zero=True, finite=False)
         """Seconds a request's finished deliveries stay after its ending (the store's
         purge drops them)."""
         table = f'"{store.schema}".roomkit_outbox'
         self._table = table
         due = f"SELECT item_id FROM {table} WHERE NOT done AND due <= %(now)s"
+        take = f"UPDATE {table} SET due = %(until)s, owner = %(owner)s, claim = %(token)s"
         self._claim = (
-            f"UPDATE {table} SET due = %(until)s, owner = %(owner)s WHERE item_id IN ("
+            f"{take} WHERE item_id IN ("
             f"{due} ORDER BY due LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING {COLUMNS}"
         )
         self._claim_lanes = (
-            f"UPDATE {table} SET due = %(until)s, owner = %(owner)s WHERE item_id IN ("
+            f"{take} WHERE item_id IN ("
             "SELECT c.item_id FROM unnest(%(lanes)s::text[], %(rooms)s::int[]) AS l(lane, room) "
             f"CROSS JOIN LATERAL ({due} AND {_LANE} = l.lane ORDER BY due LIMIT l.room "
             "FOR UPDATE SKIP LOCKED) AS c "
             f"UNION ALL SELECT o.item_id FROM ({due} AND {_LANE} <> ALL(%(lanes)s::text[]) "
             f"ORDER BY due LIMIT %(limit)s FOR UPDATE SKIP LOCKED) AS o) RETURNING {COLUMNS}"
+        )
+        self._select_taken = (
+            f"SELECT {COLUMNS} FROM {table} WHERE claim = %s AND due = %s AND NOT done"
         )
         self._first = (
             f"SELECT MIN(f.due) FROM unnest(%s::text[]) AS l(lane) CROSS JOIN LATERAL ("
@@ -94,9 +101,9 @@ class PostgresOutbox(ClaimingOutbox):
         async with self._store._link.connection() as db, db.transaction():
             return await add_items(db, self._store.schema, items)
 
-    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+    async def _take(self, claim: Claim, token: str) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim
-        parameters = {"until": until, "owner": owner, "now": now, "limit": limit}
+        parameters = {"until": until, "owner": owner, "token": token, "now": now, "limit": limit}
         if lanes is None:
             rows = await self._rows(self._claim, parameters)
         else:
@@ -104,6 +111,9 @@ class PostgresOutbox(ClaimingOutbox):
             parameters.update(lanes=named, rooms=[max(0, room) for room in lanes.values()])
             rows = await self._rows(self._claim_lanes, parameters)
         return [_item(row) for row in rows]
+
+    async def _taken_by(self, claim: Claim, token: str) -> list[OutboxItem]:
+        return [_item(row) for row in await self._rows(self._select_taken, (token, claim.until))]
 
     async def renew(
         self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None

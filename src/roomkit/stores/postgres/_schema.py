@@ -17,7 +17,8 @@ checkpoints (:mod:`~roomkit.stores.postgres._trail`). Version 8 adds
 ``changed_tx``: the transaction that last created, settled, voted on or moved the deadline of
 the row, which tells a waiter's backstop what changed since it last looked (see
 :mod:`~roomkit.stores.postgres._changes`); rows older than the column
-hold NULL, and are never named.
+hold NULL, and are never named. Version 9 adds the outbox's ``claim``: the token of the claim
+that took each row last (see :mod:`~roomkit.stores._lost_claims`).
 ``roomkit_schema`` holds the version of the tables: a store creates them on first use and
 brings an older version up to date (one migration per version, under a lock, so two
 processes opening at once take turns); a database whose version is newer than this code is
@@ -60,12 +61,12 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 8
+VERSION = 9
 """The version of the tables this code reads and writes (2: approvals and histories; 3: the
 notification outbox; 4: its index of requests' endings, for the purge; 5: quorums and their
 votes; 6: when each history was last appended to, for its audit retention; 7: each
 history's signed head, and the checkpoints; 8: the transaction of each row's last change, for
-the backstop of waiters)."""
+the backstop of waiters; 9: the token of each outbox row's last claim)."""
 
 _TYPES = {
     "detached": "integer",
@@ -180,6 +181,7 @@ class Statements:
                 f"ALTER TABLE {pending} ALTER COLUMN changed_tx SET DEFAULT {_TX}",
                 f"CREATE INDEX IF NOT EXISTS roomkit_pending_by_tx ON {pending} (changed_tx)",
             ],
+            9: [f"ALTER TABLE {s}.roomkit_outbox ADD COLUMN IF NOT EXISTS claim text"],
         }
         """The statements that bring the tables from one version below each key to it."""
 

@@ -29,13 +29,12 @@ retention of a settled request is shorter); an open request's stay.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.outbox import ENDING, KEEP_DONE, Claim, ClaimingOutbox, OutboxItem
+from roomkit.stores._lost_claims import HeardClaims
+from roomkit.stores.outbox import ENDING, KEEP_DONE, Claim, OutboxItem
 from roomkit.stores.redis._link import beside
 from roomkit.stores.redis._once import once, with_token
 
@@ -293,7 +292,7 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-class RedisOutbox(ClaimingOutbox):
+class RedisOutbox(HeardClaims):
     """The outbox on a Redis store's server (see
     :mod:`~roomkit.stores.outbox`)."""
 
@@ -318,8 +317,7 @@ class RedisOutbox(ClaimingOutbox):
         self._complete = client.register_script(_COMPLETE)
         self._postpone = client.register_script(_POSTPONE)
         self._items_for = client.register_script(_ITEMS_FOR)
-        # Each owner's last claim that failed, and its token: the server may have run it.
-        self._unanswered: dict[str, tuple[Claim, str]] = {}
+        self._unanswered = {}
 
     def _server(self) -> AbstractAsyncContextManager[None]:
         return beside(self._store, "Redis outbox")
@@ -336,23 +334,11 @@ class RedisOutbox(ClaimingOutbox):
         async with self._server():
             return int(await self._add(keys=keys, args=[f".{ENDING}", *item_args(items)]))
 
-    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
-        lost = self._unanswered.pop(claim.owner, None)
-        if lost is not None and lost[0].until > claim.now:
-            # Taking nothing more: only what its first run took, if it ran.
-            taken = await self._take(lost[0]._replace(limit=0, lanes={}), lost[1])
-            if taken:
-                return taken
-        return await self._take(claim, secrets.token_hex(8))
+    async def _taken_by(self, claim: Claim, token: str) -> list[OutboxItem]:
+        # The claim's script hands over what its token took first; it takes no more here.
+        return await self._take(claim._replace(limit=0, lanes={}), token)
 
     async def _take(self, claim: Claim, token: str) -> list[OutboxItem]:
-        try:
-            return await self._run_claim(claim, token)
-        except StoreUnavailableError:
-            self._unanswered[claim.owner] = (claim, token)
-            raise
-
-    async def _run_claim(self, claim: Claim, token: str) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim
         if lanes is not None and not self._adopted:
             await self._adopt_all()

@@ -8,6 +8,9 @@ them, one after the other, between a request's creation and its notice's send. A
 one ``UPDATE ... RETURNING`` per lane inside that transaction: SQLite's write lock makes it
 a check-and-set among every process on the file. An index on each row's lane (read from its
 body) and due time finds a lane's items due without passing over another's.
+Each claim marks the rows it takes with its token (the column ``claim``, which a table made
+before it gains at the outbox's first change): one whose caller never heard of it (cancelled
+as it committed) hands them to its owner's next claim (:mod:`~roomkit.stores._lost_claims`).
 The store's own purge drops what is done (:func:`purge_outbox`), in its transaction.
 
 The table is made at the outbox's first change. A row the table refuses (a trigger, a
@@ -25,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores._lost_claims import HeardClaims, Sent
 from roomkit.stores.outbox import (
     COLUMNS,
     IS_ENDING,
     Claim,
-    ClaimingOutbox,
     EndingStatements,
     OutboxItem,
     item_from_row,
@@ -56,7 +59,8 @@ CREATE TABLE IF NOT EXISTS roomkit_outbox (
     created REAL NOT NULL,
     done INTEGER NOT NULL DEFAULT 0,
     receipt TEXT,
-    owner TEXT
+    owner TEXT,
+    claim TEXT
 )""",
     "CREATE INDEX IF NOT EXISTS roomkit_outbox_due ON roomkit_outbox (due) WHERE done = 0",
     "CREATE INDEX IF NOT EXISTS roomkit_outbox_request ON roomkit_outbox (pending_id)",
@@ -78,15 +82,17 @@ _ADD = (
 
 def _claim(where: str = "") -> str:
     """A claim of the rows due (``where`` narrows them); parameters: the lease's end, the
-    owner, now, what ``where`` takes, the limit."""
+    owner, the claim's token, now, what ``where`` takes, the limit."""
     return (
-        "UPDATE roomkit_outbox SET due = ?, owner = ? WHERE item_id IN ("
+        "UPDATE roomkit_outbox SET due = ?, owner = ?, claim = ? WHERE item_id IN ("
         f"SELECT item_id FROM roomkit_outbox WHERE done = 0 AND due <= ?{where} "
         f"ORDER BY due LIMIT ?) RETURNING {COLUMNS}"
     )
 
 
 _CLAIM_LANE = _claim(f" AND {_LANE} = ?")
+_TAKEN_BY = f"SELECT {COLUMNS} FROM roomkit_outbox WHERE claim = ? AND due = ? AND done = 0"
+"""The rows a claim (its token) leased until its lease's end (and holds still)."""
 _FIRST = f"SELECT due FROM roomkit_outbox WHERE done = 0 AND {_LANE} = ? ORDER BY due LIMIT 1"
 
 
@@ -95,13 +101,16 @@ def _lanes(count: int) -> str:
 
 
 @dataclass(slots=True, eq=False)
-class SQLiteOutbox(Part, ClaimingOutbox):
+class SQLiteOutbox(Part, HeardClaims):
     """The outbox in a SQLite store's file (see :mod:`~roomkit.stores.outbox`)."""
 
     path: str
     """The database file, for error messages."""
     _made: bool = field(default=False, init=False)
-    """The table was made or found: a change need not make it, a read need not look for it."""
+    """The table was made (or brought up to date): a change need not make it."""
+    _found: bool = field(default=False, init=False)
+    """The table was found: a read need not look for it."""
+    _unanswered: dict[str, Sent] = field(default_factory=dict, init=False)
 
     async def add(self, items: Sequence[OutboxItem]) -> int:
         rows = _rows(items)
@@ -115,7 +124,7 @@ class SQLiteOutbox(Part, ClaimingOutbox):
 
         return await self._change(add)
 
-    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+    async def _take(self, claim: Claim, token: str) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim
         named = dict(lanes or {})
 
@@ -123,13 +132,17 @@ class SQLiteOutbox(Part, ClaimingOutbox):
             rows = []
             for lane, room in named.items():
                 if room > 0:
-                    rows += query(db, _CLAIM_LANE, (until, owner, now, lane, room))
+                    rows += query(db, _CLAIM_LANE, (until, owner, token, now, lane, room))
             if limit > 0:
                 where = _lanes(len(named)) if named else ""
-                rows += query(db, _claim(where), (until, owner, now, *named, limit))
+                rows += query(db, _claim(where), (until, owner, token, now, *named, limit))
             return [item_from_row(row) for row in rows]
 
         return await self._change(take)
+
+    async def _taken_by(self, claim: Claim, token: str) -> list[OutboxItem]:
+        (rows,) = await self._read([(_TAKEN_BY, (token, claim.until))])
+        return [item_from_row(row) for row in rows]
 
     async def renew(
         self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None
@@ -212,7 +225,7 @@ class SQLiteOutbox(Part, ClaimingOutbox):
             result: T = await self.write(Unsynced(change))
         except StoreUnavailableError:
             # The table may be gone with the file it was in: the next change makes it anew.
-            self._made = False
+            self._made = self._found = False
             raise
         self._made = True
         return result
@@ -220,11 +233,11 @@ class SQLiteOutbox(Part, ClaimingOutbox):
     async def _read(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
         """The rows of each statement, read in one of the store's sessions."""
         async with self.session() as db:
-            if not self._made:
+            if not (self._made or self._found):
                 # A read makes no table: with none in the file, nothing was ever added.
                 if not await fetch_all(db, _HAS_TABLE):
                     return [[] for _ in statements]
-                self._made = True
+                self._found = True
             try:
                 return [await fetch_all(db, sql, parameters) for sql, parameters in statements]
             except sqlite3.Error as error:
@@ -264,6 +277,10 @@ def _of_the_file(error: sqlite3.Error) -> bool:
 def _make_table(db: sqlite3.Connection) -> None:
     for statement in _SCHEMA:
         db.execute(statement)
+    columns = {row[1] for row in db.execute("PRAGMA table_info(roomkit_outbox)")}
+    if "claim" not in columns:
+        # A table made before claims carried a token: its rows' claims have none.
+        db.execute("ALTER TABLE roomkit_outbox ADD COLUMN claim TEXT")
 
 
 def _rows(items: Sequence[OutboxItem]) -> list[tuple[Any, ...]]:

@@ -1,0 +1,65 @@
+"""A claim on a database outbox whose caller never heard what it took.
+
+A claim on SQLite, Redis or PostgreSQL may land and its caller still fail: a connection cut
+after the server committed it, a file moved as it committed, a caller cancelled while its
+transaction ran. The items it leased would then wait out their lease unsent. Each claim
+therefore marks the items it takes with a token of its own; one that fails is kept, per
+owner, and that owner's next claim first asks for what it took (the items still leased to
+its token, its lease not over), which come back to the owner then, not when the lease
+lapses. A claim that took nothing, or whose lease is over, is forgotten: the next claim
+takes what is due as any does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+
+from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores.outbox import Claim, ClaimingOutbox, OutboxItem
+
+__all__ = ["HeardClaims"]
+
+Sent = tuple[Claim, str]
+"""A claim sent, and its token."""
+
+
+class HeardClaims(ClaimingOutbox):
+    """An outbox whose claims carry a token, so that an unheard one is handed over later.
+
+    The back end takes the items due for a claim, marked with its token (``_take``), and
+    reads the items a token took that are still leased to it (``_taken_by``); a subclass
+    sets ``_unanswered`` to an empty dict.
+    """
+
+    _unanswered: dict[str, Sent]
+    """Each owner's last claim that failed, and its token: the server may have run it."""
+
+    async def _claim_due(self, claim: Claim) -> list[OutboxItem]:
+        lost = self._unanswered.pop(claim.owner, None)
+        if lost is not None and lost[0].until > claim.now:
+            # Nothing more: only what its first run took, if it ran.
+            taken = await self._heard(lost, again=True)
+            if taken:
+                return taken
+        return await self._heard((claim, secrets.token_hex(8)), again=False)
+
+    async def _heard(self, sent: Sent, *, again: bool) -> list[OutboxItem]:
+        """Run ``sent`` (``again``: ask what it took), keeping it when no answer came."""
+        claim, token = sent
+        try:
+            if again:
+                return await self._taken_by(claim, token)
+            return await self._take(claim, token)
+        except (StoreUnavailableError, asyncio.CancelledError):
+            self._unanswered[claim.owner] = sent
+            raise
+
+    async def _take(self, claim: Claim, token: str) -> list[OutboxItem]:
+        """Lease the items due for ``claim``, each marked with ``token``."""
+        raise NotImplementedError
+
+    async def _taken_by(self, claim: Claim, token: str) -> list[OutboxItem]:
+        """The items ``claim`` (run with ``token``) took and still holds, leased until its
+        ``until``; nothing else is taken."""
+        raise NotImplementedError

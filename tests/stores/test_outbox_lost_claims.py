@@ -1,0 +1,124 @@
+"""A claim on a SQLite or PostgreSQL outbox that lands while its caller never hears of it
+hands what it took to its owner's next claim, not when its lease lapses.
+
+On PostgreSQL a relay lets the claim reach the server, drops the reply and cuts the
+connection: the claim is committed and its caller gets a
+:class:`~roomkit.core.exceptions.StoreUnavailableError`. SQLite has no wire to cut: the
+claim's caller is cancelled as its transaction goes to the store's thread (by the store's
+clock, read just before the transaction's BEGIN), so the transaction commits and the caller
+hears only the cancellation. (Redis: ``test_redis_lost_replies``.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Mapping
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.postgres_server import PostgresServer
+from tests.tools.human_input.stores.postgres_kit import new_schema
+from tests.tools.human_input.stores.redis_relay import Relay
+from tests.tools.human_input.stores.test_reassignment_kills import through
+
+from roomkit.core.exceptions import StoreUnavailableError
+from roomkit.stores.outbox import OutboxItem
+from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.sqlite import SQLiteStore
+
+OWNER = "owner-lost-reply"
+REMIND = OutboxItem("p1.remind0", "p1", 0.0, {"job": "remind"}, created=0.0)
+SLACK = OutboxItem("p1.slack0", "p1", 0.0, {"surface": "slack", "to": "ann"}, created=0.0)
+LANES: list[Mapping[str, int] | None] = [None, {"slack": 1}]
+
+
+class CancellingClock:
+    """A store's clock that, once armed, cancels a task at its next reading."""
+
+    def __init__(self) -> None:
+        self.victim: asyncio.Task[Any] | None = None
+
+    def __call__(self) -> float:
+        victim, self.victim = self.victim, None
+        if victim is not None:
+            victim.cancel()
+        return 1_700_000_000.0
+
+
+def claimed(items: list[OutboxItem]) -> list[tuple[str, float]]:
+    return [(item.item_id, item.due) for item in items]
+
+
+@pytest.fixture
+async def relayed(postgres_server: PostgresServer) -> AsyncIterator[tuple[Relay, PostgresStore]]:
+    """A PostgreSQL store reaching its server through a relay."""
+    async with Relay(postgres_server.port) as relay:
+        dsn = through(postgres_server.dsn, relay.port)
+        async with PostgresStore(dsn, schema=new_schema()) as store:
+            yield relay, store
+
+
+@pytest.mark.parametrize("lanes", LANES)
+async def test_a_cancelled_claim_that_committed_hands_its_items_to_the_next(
+    tmp_path: Path, lanes: Mapping[str, int] | None
+) -> None:
+    clock = CancellingClock()
+    async with SQLiteStore(tmp_path / "lost.db", clock=clock) as store:
+        outbox = store.outbox
+        await outbox.add([REMIND, SLACK])
+        first = asyncio.create_task(outbox.claim(OWNER, 5.0, 60.0, 10, lanes=lanes))
+        clock.victim = first
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
+        taken = claimed(await outbox.claim(OWNER, 6.0, 60.0, 10, lanes=lanes))
+        assert sorted(taken) == [("p1.remind0", 65.0), ("p1.slack0", 65.0)]
+        assert await outbox.claim(OWNER, 7.0, 60.0, 10, lanes=lanes) == []
+        assert await outbox.claim("another", 7.0, 60.0, 10, lanes=lanes) == []
+
+
+@pytest.mark.parametrize("lanes", LANES)
+async def test_a_claim_whose_reply_was_lost_hands_its_items_to_the_next(
+    relayed: tuple[Relay, PostgresStore], lanes: Mapping[str, int] | None
+) -> None:
+    relay, store = relayed
+    outbox = store.outbox
+    await outbox.add([REMIND, SLACK])
+    relay.lose_reply_to(OWNER.encode())
+    with pytest.raises(StoreUnavailableError):
+        await outbox.claim(OWNER, 5.0, 60.0, 10, lanes=lanes)
+    assert relay.lost.is_set(), "the claim reached the server"
+    assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
+    taken = claimed(await outbox.claim(OWNER, 6.0, 60.0, 10, lanes=lanes))
+    assert sorted(taken) == [("p1.remind0", 65.0), ("p1.slack0", 65.0)]
+    assert await outbox.claim(OWNER, 7.0, 60.0, 10, lanes=lanes) == []
+
+
+async def test_a_lost_claim_whose_lease_is_over_is_forgotten(
+    relayed: tuple[Relay, PostgresStore],
+) -> None:
+    """Its items are due again for everyone: the owner's next claim takes them as new."""
+    relay, store = relayed
+    outbox = store.outbox
+    await outbox.add([REMIND])
+    relay.lose_reply_to(OWNER.encode())
+    with pytest.raises(StoreUnavailableError):
+        await outbox.claim(OWNER, 5.0, 60.0, 10)
+    assert claimed(await outbox.claim(OWNER, 70.0, 60.0, 10)) == [("p1.remind0", 130.0)]
+
+
+async def test_an_outbox_table_made_before_claim_tokens_gains_their_column(
+    tmp_path: Path,
+) -> None:
+    """A file whose outbox table has no ``claim`` column: its items are claimed all the same."""
+    path = tmp_path / "older.db"
+    async with SQLiteStore(path) as store:
+        await store.outbox.add([REMIND])
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("ALTER TABLE roomkit_outbox DROP COLUMN claim")
+    async with SQLiteStore(path) as store:
+        assert await store.outbox.next_due() == 0.0
+        assert claimed(await store.outbox.claim(OWNER, 5.0, 60.0, 10)) == [("p1.remind0", 65.0)]
