@@ -403,6 +403,30 @@ async def test_slack_refusals_say_what_to_fix(
 
 
 @pytest.mark.parametrize(
+    ("method", "body", "words"),
+    [
+        ("chat.postMessage", [{"ok": True}], 'a JSON array ([{"ok": true}])'),
+        ("chat.postMessage", 7, "a JSON number (7)"),
+        ("conversations.open", None, "JSON null"),
+    ],
+)
+async def test_an_answer_that_is_no_json_object_fails_that_delivery_saying_what_came(
+    slack: Slack, slack_api: SlackAPI, method: str, body: Any, words: str
+) -> None:
+    """A 200 whose body is not Slack's JSON object (a proxy, another service at base_url)
+    fails the delivery for good, naming what came back, and the next one goes through."""
+    slack_api.fail_next(method, 200, body)
+    request = await _ask({"question": "Window or aisle?"})
+    with pytest.raises(
+        DeliveryError, match=re.escape(f"{method} with HTTP 200 and {words}")
+    ) as raised:
+        await slack.send(_notice(request))
+    assert not raised.value.retry
+    assert "check base_url" in str(raised.value)
+    assert await slack.send(_notice(request)) is not None
+
+
+@pytest.mark.parametrize(
     ("channel", "words"),
     [
         ("C0GONE", "no channel C0GONE the bot can see"),

@@ -10,6 +10,7 @@ say what to fix, and whether sending again may help.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -25,7 +26,7 @@ from roomkit.notify._header_values import token_of
 from roomkit.notify._push_services import retry_after
 from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks
 from roomkit.notify.surface import DeliveryError, Notice, Person
-from roomkit.notify.wording import outcome_line
+from roomkit.notify.wording import clip, outcome_line
 
 __all__ = ["CALL_TIMEOUT", "RETRY_AFTER_MAX", "WEB_API", "Slack"]
 
@@ -85,7 +86,7 @@ class Slack:
         self.signing_secret = signing_secret
         self.channel = channel
         # Retries are the notifier's (its outbox backs off and keeps the delivery id).
-        self._client = AsyncWebClient(
+        self._client = _Client(
             token=token, base_url=base_url, timeout=CALL_TIMEOUT, retry_handlers=[]
         )
         self._session: aiohttp.ClientSession | None = None
@@ -193,6 +194,14 @@ class Slack:
                 response = await self._client.chat_postMessage(**arguments)
         except SlackApiError as error:
             raise _refusal(method, error, arguments) from None
+        except _NotAnObject as odd:
+            # Not Slack's answer (a proxy or another service at base_url): whether the
+            # message went out cannot be known, and sending again would not tell.
+            raise DeliveryError(
+                f"Slack answered {method} with HTTP 200 and {odd}, not Slack's JSON object "
+                '({"ok": ...}): check base_url',
+                retry=False,
+            ) from None
         except (SlackClientError, aiohttp.ClientError, TimeoutError) as error:
             raise DeliveryError(
                 f"Slack cannot be reached ({type(error).__name__}: {error}): check the "
@@ -210,6 +219,39 @@ class Slack:
 
 class _Gone(Exception):
     """A message to update no longer exists, or can no longer be changed."""
+
+
+class _NotAnObject(Exception):
+    """A 200 whose body is not a JSON object: what came back, as its message says."""
+
+
+class _Client(AsyncWebClient):
+    """The SDK's client, refusing a 200 whose body is not a JSON object (a list, a number,
+    text) before the SDK reads ``ok`` from it, where it would raise ``AttributeError``."""
+
+    async def _request(self, *, http_verb: Any, api_url: Any, req_args: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = await super()._request(
+            http_verb=http_verb, api_url=api_url, req_args=req_args
+        )
+        data = answer.get("data")
+        if answer.get("status_code") == 200 and not isinstance(data, dict | bytes):
+            raise _NotAnObject(_what_came(data))
+        return answer
+
+
+def _what_came(data: object) -> str:
+    """``data`` named by its JSON type, with its first characters."""
+    if data is None:
+        return "JSON null"
+    kinds = {list: "a JSON array", str: "text", bool: "a JSON boolean"}
+    kind = kinds.get(
+        type(data), "a JSON number" if isinstance(data, int | float) else "something else"
+    )
+    try:
+        shown = json.dumps(data, ensure_ascii=True)
+    except (TypeError, ValueError):
+        shown = repr(data)
+    return f"{kind} ({clip(shown, 60)})"
 
 
 def _refusal(method: str, error: SlackApiError, arguments: dict[str, Any]) -> Exception:
