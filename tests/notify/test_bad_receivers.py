@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import socket
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +16,9 @@ from tests.notify.misbehaving import GARBAGE, Misbehaving
 from tests.notify.receiver import SECRET, Receiver
 from tests.tools.human_input.durable.store_fixtures import open_store
 
-from roomkit.notify import Notifier, Retry, Webhook
+from roomkit.notify import DeliveryError, Notice, Notifier, Person, Retry, Webhook
 from roomkit.stores.outbox import now_of, outbox_for
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 START = 1_900_000_000.0
@@ -169,3 +172,45 @@ async def test_a_notifier_stopped_mid_delivery_hands_it_back(
     assert body["pending_id"] == request.pending_id
     assert webhook_id == delivery.item_id
     assert receiver.ids_seen == [webhook_id, webhook_id]
+
+
+class AsksForYears:
+    """A surface whose receiver is busy and asks to be left alone for ``wait`` seconds."""
+
+    name = "asking"
+    retry = Retry(first=1.0, cap=1.0, give_up=3600.0, jitter=0.0)
+
+    def __init__(self, wait: float) -> None:
+        self.wait = wait
+
+    def reaches(self, recipient: str | None, person: Person | None) -> bool:
+        return True
+
+    async def send(self, notice: Notice) -> None:
+        raise DeliveryError("busy", retry=True, retry_after=self.wait)
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("wait", "after"),
+    [(1e9, 3600.0), (math.inf, 3600.0), (math.nan, 1.0), (-5.0, 1.0), (120.0, 120.0)],
+)
+async def test_a_surface_s_retry_after_waits_no_longer_than_its_give_up(
+    tmp_path: Path, wait: float, after: float
+) -> None:
+    """Whatever a surface's receiver asks to wait (years, forever, NaN), its delivery is
+    retried no later than the surface's give-up time, and no sooner than asked within it."""
+    store = SQLiteStore(tmp_path / "pending.db", clock=Clock())
+    handler = HumanInputHandler(store=store)
+    try:
+        async with Notifier(handler, [AsksForYears(wait)]) as notifier:
+            request = await handler.create("ask", {"question": "Anyone?"}, actor_id="alice")
+            await notifier.wait_idle()
+        items = await handler.outbox.items_for(request.pending_id)
+    finally:
+        await store.close()
+    [item] = [item for item in items if item.body.get("surface") == "asking"]
+    assert (item.done, item.attempts) == (False, 1)
+    assert item.due == START + after

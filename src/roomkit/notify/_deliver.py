@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -85,6 +86,16 @@ def went_through(receipt: Mapping[str, Any] | None) -> bool:
     """Whether ``receipt``, kept with a delivery not done, says some of it went through (not
     only where an attempt was :data:`SENDING`)."""
     return bool(receipt) and any(key != SENDING for key in receipt or {})
+
+
+def _asked_wait(failure: DeliveryError, policy: Retry) -> float:
+    """The seconds ``failure`` asks its retry to wait (its ``retry_after``), at most the
+    surface's give-up time: a receiver asking for years (``inf``, ``1e9``) parks nothing
+    past the time a delivery is given up after; one that is not a number asks nothing."""
+    wait = failure.retry_after
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or math.isnan(wait):
+        return 0.0
+    return float(min(max(wait, 0.0), policy.give_up))
 
 
 def _outcome(request: PendingInput) -> str:
@@ -256,7 +267,8 @@ class Sender:
         """Record a failed attempt: retried later (``failure.retry``), or dropped. What went
         through all the same (:attr:`DeliveryError.receipt`) is kept with the delivery; a
         failure of the delivery's own (:attr:`DeliveryError.alone`) does not back its lane
-        off; the retry waits at least :attr:`DeliveryError.retry_after` seconds."""
+        off; the retry waits at least :attr:`DeliveryError.retry_after` seconds, never past the
+        surface's give-up time (:func:`_asked_wait`)."""
         problem, through = str(failure), failure.receipt
         item, surface = attempt.item, attempt.surface
         self.stats.failed[surface.name] += 1
@@ -274,7 +286,7 @@ class Sender:
             return
         paused = 0.0 if failure.alone else attempt.lane.failed(attempt.started, now)
         if now - item.created < policy.give_up:
-            delay = max(policy.delay(item.attempts + 1), failure.retry_after)
+            delay = max(policy.delay(item.attempts + 1), _asked_wait(failure, policy))
             logger.warning(
                 "%s could not deliver %s (%s); retrying in %.1fs%s",
                 surface.name,

@@ -112,7 +112,8 @@ class DeliveryError(Exception):
     other deliveries go on without waiting (see :mod:`roomkit.notify._lanes`).
 
     ``retry_after`` is how many seconds must pass before another attempt can go through
-    (a receiver backing off): the notifier retries no sooner, whatever its own schedule.
+    (a receiver backing off): the notifier retries no sooner, whatever its own schedule, and
+    no later than the surface's give-up time (``Retry.give_up``), however long it asks.
     """
 
     def __init__(
