@@ -19,7 +19,8 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 from desk_harness import World, bearer, serve
-from tests.notify.slack_api import SIGNING_SECRET, SlackAPI, free_port
+from slack_sdk.models.views import View
+from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
 from tests.servers.slack_clicks import signed
 
 from roomkit.desk import DeskLimits
@@ -63,7 +64,7 @@ class Click:
         self.element = element
         self.block_id = actions[0]["block_id"]
 
-    def body(self, user: str = "U0ALICE", *, response: str = "r1") -> bytes:
+    def body(self, user: str = "U0ALICE", *, response: str = "r1", team: str = "T0TEAM") -> bytes:
         action = {
             "type": "button",
             "action_id": self.element["action_id"],
@@ -75,9 +76,9 @@ class Click:
             action["value"] = self.element["value"]
         payload = {
             "type": "block_actions",
-            "user": {"id": user, "username": user.lower(), "team_id": "T0TEAM"},
+            "user": {"id": user, "username": user.lower(), "team_id": team},
             "api_app_id": "A0APP",
-            "team": {"id": "T0TEAM", "domain": "example"},
+            "team": {"id": team, "domain": "example"},
             "channel": {"id": self.message["channel"], "name": "directmessage"},
             "container": {"type": "message", "message_ts": "1700000000.000001"},
             "message": {
@@ -339,6 +340,73 @@ async def test_the_desk_link_and_other_payloads_are_acknowledged(
     closed = await interact(world, other, signed(other))
     assert (closed.status_code, closed.content) == (200, b"")
     assert slack_api.responses == []
+
+
+async def test_a_click_from_another_workspace_than_the_team_changes_nothing(
+    slack_api: SlackAPI,
+) -> None:
+    """With Slack(team=...), a click signed by the app but from another workspace the app is
+    installed in is refused (403) and settles nothing; one from the team is taken."""
+    slack = Slack(
+        token=TOKEN, signing_secret=SIGNING_SECRET, base_url=slack_api.base_url, team="T0TEAM"
+    )
+    world = World(slack=slack, directory=DIRECTORY)
+    await world.room("room", "alice", "bob")
+    try:
+        pending_id, click = await posted_click(world, slack, slack_api, QUESTION, "A")
+        for body in (click.body(team="T0OTHER"), click.body(team="T0OTHER", response="r2")):
+            refused = await interact(world, body, signed(body))
+            assert refused.status_code == 403
+            assert "comes from workspace T0OTHER" in refused.json()["detail"]
+            assert "takes only T0TEAM's" in refused.json()["detail"]
+        assert (await stored(world, pending_id)).status == "pending"
+        assert (await clicked(world, click)).status_code == 200
+    finally:
+        await slack.aclose()
+    assert (await stored(world, pending_id)).result == "A"
+    figures = await slack_figures(world)
+    assert figures['roomkit_slack_interactions_total{outcome="other_team"}'] == 2.0
+
+
+async def test_without_a_team_a_click_from_any_workspace_is_taken(
+    world: World, asked: tuple[str, Click]
+) -> None:
+    """Without Slack(team=...), the directory alone says who clicked, from any workspace."""
+    pending_id, click = asked
+    body = click.body(team="T0OTHER")
+    assert (await interact(world, body, signed(body))).status_code == 200
+    assert (await stored(world, pending_id)).result == "A"
+
+
+async def test_a_modal_submission_is_answered_with_a_modal_saying_nothing_was_saved(
+    world: World, asked: tuple[str, Click], slack_api: SlackAPI
+) -> None:
+    """The desk opens no modals: one submitted to it is replaced at once by a modal saying
+    nothing was saved (an empty 200 would close it as if it were), and nothing changes."""
+    pending_id, _ = asked
+    payload = {
+        "type": "view_submission",
+        "team": {"id": "T0TEAM", "domain": "example"},
+        "user": {"id": "U0ALICE", "team_id": "T0TEAM"},
+        "view": {
+            "id": "V0FORM",
+            "type": "modal",
+            "callback_id": "expense",
+            "blocks": [{"type": "input", "block_id": "amount", "label": {}, "element": {}}],
+            "state": {"values": {"amount": {"a": {"type": "plain_text_input", "value": "A"}}}},
+        },
+    }
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    response = await interact(world, body, signed(body))
+    assert response.status_code == 200
+    answer = response.json()
+    assert answer["response_action"] == "update"
+    assert answer["view"]["blocks"][0]["text"]["text"].startswith("Nothing was saved: ")
+    View(**answer["view"]).validate_json()  # a view Slack takes
+    assert (await stored(world, pending_id)).status == "pending"
+    assert slack_api.responses == []
+    figures = await slack_figures(world)
+    assert figures['roomkit_slack_interactions_total{outcome="modal"}'] == 1.0
 
 
 @pytest.mark.parametrize(

@@ -58,6 +58,7 @@ tls = "tls"
 token_env = "SLACK_BOT_TOKEN"
 signing_secret_env = "SLACK_SIGNING_SECRET"
 channel = "C0TEAM"
+team = "T0TEAM"
 
 [[apprise]]
 urls = ["json://127.0.0.1:9001/notices"]
@@ -106,6 +107,7 @@ async def test_a_good_file_builds_surfaces_directory_and_ladder(tmp_path: Path) 
         assert slack is not None
         assert getattr(slack, "signing_secret", None) == "s3cret"
         assert getattr(slack, "channel", None) == "C0TEAM"
+        assert getattr(slack, "team", None) == "T0TEAM"
         email = config.surfaces[2]
         assert (getattr(email, "port", None), getattr(email, "security", None)) == (465, "tls")
     finally:
@@ -234,7 +236,8 @@ BAD = [
         "[slack] api_url",
         "must be an http:// or https:// URL, not",
     ),
-    (SLACK + 'team = "T0"\n', "[slack] team", "unknown key (the keys here: token_env,"),
+    (SLACK + 'workspace = "T0"\n', "[slack] workspace", "unknown key (the keys here: token_env,"),
+    (SLACK + 'team = "T0 TEAM"\n', "[slack]", "Slack(team=...) is the id of the app's Slack"),
     ("slack = 1\n", "[slack]", "must be a table (slack = {...} or a [section])"),
     ("[[apprise]]\nurls = []\n", "[[apprise]] urls", "must be a list of Apprise URLs, e.g."),
     (

@@ -90,6 +90,8 @@ def test_slack_is_a_surface() -> None:
         ({"token": "", "signing_secret": "s"}, "token"),
         ({"token": "t", "signing_secret": " "}, "signing_secret"),
         ({"token": "t", "signing_secret": "s", "channel": ""}, "channel"),
+        ({"token": "t", "signing_secret": "s", "team": ""}, r"Slack\(team=\.\.\.\)"),
+        ({"token": "t", "signing_secret": "s", "team": "T0 TEAM\n"}, r"got 'T0 TEAM\\n'"),
     ],
 )
 def test_slack_refuses_empty_settings(arguments: dict[str, Any], match: str) -> None:

@@ -162,7 +162,9 @@ class DeskMetrics:
         that leaves it open), ``vote_in`` (a voter clicking again: their vote is in
         already), ``forged``, ``replayed``, ``not_yours``, ``unknown_user``,
         ``already_settled``, ``stale`` (a decision on arguments since edited), ``unfit``,
-        ``rate_limited``, ``invalid``, ``ignored`` or ``store_error``."""
+        ``rate_limited``, ``invalid``, ``other_team`` (from a workspace other than the
+        surface's ``team``), ``modal`` (a modal's submission, refused), ``ignored`` or
+        ``store_error``."""
         self._slack.labels(outcome).inc()
 
     def store_error(self) -> None:

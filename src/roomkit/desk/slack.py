@@ -13,8 +13,10 @@ the clicker is shown the new arguments instead.
 Every outcome is counted in ``roomkit_slack_interactions_total{outcome}``; a refusal is a
 4xx with ``{"detail": str}``, never a 500: a body over 256 KiB gets 413, and a ``payload``
 that is not JSON the desk takes (nested deeper than 64 levels, a number too long, a key
-given twice: see :mod:`roomkit.bodies`) or that holds a lone surrogate, 400. Needs the
-``slack`` extra.
+given twice: see :mod:`roomkit.bodies`) or that holds a lone surrogate, 400; a payload from
+another workspace than the surface's ``team``, 403. A modal's submission (the desk opens
+none) is answered by replacing the modal with one saying nothing was saved (see
+:mod:`roomkit.desk._slack_payload`). Needs the ``slack`` extra.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from roomkit.bodies import (
     read_capped,
 )
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
+from roomkit.desk._slack_payload import foreign_team, modal_refused
 from roomkit.desk.answers import (
     answer_text,
     quorum_progress,
@@ -150,9 +153,18 @@ class SlackInteractions:
         desk: the desk whose handler, access rules, ledger and metrics the clicks go through.
         signing_secret: the Slack app's signing secret.
         directory: maps the clicking Slack user to an actor (``Person.slack_user``).
+        team: the Slack workspace (or Enterprise Grid organisation) whose payloads are
+            taken; ``None`` takes every workspace's the app is installed in.
     """
 
-    def __init__(self, desk: Desk, signing_secret: str, directory: Directory | None) -> None:
+    def __init__(
+        self,
+        desk: Desk,
+        signing_secret: str,
+        directory: Directory | None,
+        *,
+        team: str | None = None,
+    ) -> None:
         if not isinstance(directory, Directory):
             raise TypeError(
                 "slack= needs directory=Directory({...}) naming each person's slack_user, "
@@ -161,6 +173,7 @@ class SlackInteractions:
         self.desk = desk
         self.verifier = SignatureVerifier(signing_secret)
         self.directory = directory
+        self.team = team
 
     async def take(self, request: Request) -> Response:
         """Answer one interaction; refusals as ``{"detail": str}``, counted by outcome."""
@@ -168,6 +181,9 @@ class SlackInteractions:
         try:
             body = await self._signed_body(request)
             payload = _payload(body)
+            other = foreign_team(payload, self.team)
+            if other is not None:
+                raise _Refused(403, other, "other_team")
             reply, outcome = await self._act(payload)
         except _Refused as refused:
             metrics.slack_interaction(refused.outcome)
@@ -180,7 +196,8 @@ class SlackInteractions:
         metrics.slack_interaction(outcome)
         if reply is None:
             return Response(status_code=200)
-        url = payload.get("response_url")
+        # A modal's answer is the response itself; every other goes to the response_url too.
+        url = None if "response_action" in reply else payload.get("response_url")
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
             return JSONResponse(reply)
         # Slack wants its answer within 3 seconds: the response_url is told after it.
@@ -215,7 +232,15 @@ class SlackInteractions:
 
     async def _act(self, payload: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         """Settle what the click asks; the message to show the clicker, and the outcome."""
-        if payload.get("type") != "block_actions":
+        kind = payload.get("type")
+        if kind == "view_submission":
+            logger.warning(
+                "A Slack modal was submitted to the desk, which opens none: nothing was saved "
+                "(another feature of the app sends its interactions to the desk's Request URL)",
+                extra={"event": "slack_refused"},
+            )
+            return modal_refused(), "modal"
+        if kind != "block_actions":
             return None, "ignored"
         actions = payload.get("actions")
         first = actions[0] if isinstance(actions, list) and actions else None
@@ -330,7 +355,8 @@ def slack_router(desk: Desk, slack: object, directory: Directory | None) -> APIR
     Raises:
         TypeError: ``slack`` is neither a Slack surface nor a signing secret; no directory.
     """
-    return SlackInteractions(desk, signing_secret_of(slack), directory).router()
+    team = getattr(slack, "team", None)
+    return SlackInteractions(desk, signing_secret_of(slack), directory, team=team).router()
 
 
 class _SlackRoute(APIRoute):

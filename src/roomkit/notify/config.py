@@ -108,7 +108,7 @@ _PHONES = ("webpush", "ntfy")
 _WEBHOOK = ("url", "secret_env", "name")
 _EMAIL = ("host", "port", "username", "password_env", "sender", "tls", "cafile")
 _EMAIL_FILES = ("directory", "sender")
-_SLACK = ("token_env", "signing_secret_env", "channel", "api_url")
+_SLACK = ("token_env", "signing_secret_env", "channel", "api_url", "team")
 _APPRISE = ("urls", "name")
 _WEBPUSH = ("subject", "data_dir", "name", "push_hosts")
 _NTFY = ("server", "topic", "topics", "token_env", "clear", "name")
@@ -307,6 +307,9 @@ class _Reader(TomlValues):
         api_url = self.url(table, where, "api_url")
         if api_url is not None:
             options["base_url"] = api_url.rstrip("/") + "/"
+        team = self.text(table, where, "team")
+        if team is not None:
+            options["team"] = team
         slack = self.surface("slack", "Slack")
         return self.build(where, lambda: slack(token, signing_secret, channel, **options))
 

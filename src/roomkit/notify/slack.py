@@ -56,13 +56,18 @@ class Slack:
         channel: a channel id (``C0123456789``) to post every notice in, mentioning the
             person it is for; without one, each person gets a direct message.
         base_url: the Web API's address (:data:`WEB_API` by default).
+        team: the id of the Slack workspace (``T0123ABCD``), or of the Enterprise Grid
+            organisation (``E0123ABCD``), whose clicks the desk takes; a click from any other
+            is refused (403). Without one, the desk takes clicks from every workspace the
+            app is installed in: give it when the app is installed in more than one.
 
     The token and the signing secret are used without surrounding whitespace (the newline
     of a file they were read from).
 
     Raises:
         ValueError: an empty token, signing secret or channel; a token or signing secret
-            holding a space, a line break, a control character or a letter outside ASCII.
+            holding a space, a line break, a control character or a letter outside ASCII; a
+            team that is not a Slack id (ASCII letters and digits).
     """
 
     name = "slack"
@@ -74,6 +79,7 @@ class Slack:
         channel: str | None = None,
         *,
         base_url: str = WEB_API,
+        team: str | None = None,
     ) -> None:
         # The token goes in every call's Authorization header; the signing secret keys the
         # HMAC a click's signature is checked with, where a stray newline matches nothing.
@@ -83,8 +89,14 @@ class Slack:
         )
         if channel is not None and (not isinstance(channel, str) or not channel.strip()):
             raise ValueError("Slack(): channel must be a channel id such as C0123456789 or None")
+        if team is not None and not (isinstance(team, str) and team.isascii() and team.isalnum()):
+            raise ValueError(
+                f"Slack(team=...) is the id of the app's Slack workspace (T0123ABCD) or None, "
+                f"got {team!r}"
+            )
         self.signing_secret = signing_secret
         self.channel = channel
+        self.team = team
         # Retries are the notifier's (its outbox backs off and keeps the delivery id).
         self._client = _Client(
             token=token, base_url=base_url, timeout=CALL_TIMEOUT, retry_handlers=[]
@@ -93,7 +105,7 @@ class Slack:
         self._direct: dict[str, str] = {}
 
     def __repr__(self) -> str:
-        return f"Slack(channel={self.channel!r})"
+        return f"Slack(channel={self.channel!r}, team={self.team!r})"
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """A channel reaches everyone; otherwise a person with a ``slack_user``."""
