@@ -123,14 +123,18 @@ def plan_checkpoint(
     changes: Sequence[HeadChange],
     keys: AuditKeys,
     *,
+    first: int | None,
     retention: float | None,
     now: float,
 ) -> Plan:
     """The checkpoint after ``last`` that takes ``changes``, at ``now`` (seconds since the
-    epoch); ``retention`` is the audit retention a missing chain is judged by.
+    epoch); ``first`` is the number of the first checkpoint stored (``None``: there is
+    none), ``retention`` the audit retention a missing chain is judged by.
 
     Raises:
-        CorruptRecordError: ``last`` does not hold its signature, or cannot be read.
+        CorruptRecordError: ``last`` does not hold its signature, or cannot be read; or a
+            checkpoint is stored before #0 (renumbered by hand), so that the next number
+            may be one a checkpoint already has.
     """
     taken: list[tuple[str, Head]] = []
     unsigned: list[str] = []
@@ -148,10 +152,19 @@ def plan_checkpoint(
     if last is not None:
         body = read_checkpoint(last)
         why = keys.check(checkpoint_message(last.text), last.mac)
-        if body is None or why is not None or body["n"] != last.n:
+        if body is not None and why is None and body["n"] != last.n:
+            why = f"it is stored as #{last.n} and says it is #{body['n']}"
+        if body is None or why is not None:
             raise CorruptRecordError(
                 f"checkpoint #{last.n} does not hold ({why or 'unreadable'}): no checkpoint "
                 "goes after it; run `roomkit audit verify`"
+            )
+        if first is not None and first < 0:
+            # A checkpoint moved below #0 leaves the last one stored short of the real
+            # sequence: the next number would be that moved checkpoint's own.
+            raise CorruptRecordError(
+                f"checkpoint #{first} is stored before #0, where no checkpoint goes: no "
+                "checkpoint goes after the last; run `roomkit audit verify`"
             )
         n, chains, prev = last.n + 1, body["chains"], link_digest(last.text)
     text = _ENCODER.encode(

@@ -117,7 +117,10 @@ class MemoryTrail:
             if self._taken.get(pending_id) != head.length
         ]
         last = self.checkpoints[-1] if self.checkpoints else None
-        plan = plan_checkpoint(last, changes, keys, retention=self._retention, now=time.time())
+        first = self.checkpoints[0].n if self.checkpoints else None
+        plan = plan_checkpoint(
+            last, changes, keys, first=first, retention=self._retention, now=time.time()
+        )
         if plan.checkpoint is not None:
             self.checkpoints.append(plan.checkpoint)
             for pending_id, read, signed in plan.taken:

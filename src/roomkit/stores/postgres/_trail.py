@@ -61,7 +61,11 @@ class PostgresTrail:
             "WHERE checked IS DISTINCT FROM length ORDER BY pending_id"
         )
         self._all_checkpoints = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n"
-        self._last = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n DESC LIMIT 1"
+        self._last = (
+            f"SELECT n, body, mac, (SELECT min(n) FROM {checkpoints}) FROM {checkpoints} "
+            "ORDER BY n DESC LIMIT 1"
+        )
+        """The last checkpoint, and the number of the first."""
         self._add = f"INSERT INTO {checkpoints} (n, body, mac) VALUES (%s, %s, %s)"
         self._take = TAKE_HEAD.format(chains=chains, mark="%s")
         self._lock = f"roomkit checkpoints {statements.schema}"
@@ -139,6 +143,7 @@ class PostgresTrail:
                 None if last is None else Checkpoint(int(last[0]), str(last[1]), str(last[2])),
                 changes,
                 keys,
+                first=None if last is None else int(last[3]),
                 retention=self._store.audit_retention,
                 now=self._store.clock(),
             )

@@ -206,15 +206,17 @@ class RedisTrail:
             for _ in range(_TURNS):
                 dirty = sorted(text(key) for key in await client.smembers(layout.dirty))
                 pipe = client.pipeline(transaction=True)
-                pipe.llen(layout.checkpoints).lindex(layout.checkpoints, -1)  # type: ignore[attr-defined]
+                pipe.llen(layout.checkpoints).lindex(layout.checkpoints, 0)  # type: ignore[attr-defined]
+                pipe.lindex(layout.checkpoints, -1)
                 for key in dirty:
                     pipe.hmget(key, "v", "c")
-                length, last, *heads = await pipe.execute()
+                length, first, last, *heads = await pipe.execute()
                 read = dict(zip(dirty, heads, strict=True))
                 plan = plan_checkpoint(
                     None if last is None else _checkpoint(last),
                     [_change(layout, key, found) for key, found in read.items() if found[0]],
                     keys,
+                    first=None if first is None else _checkpoint(first).n,
                     retention=self._store.audit_retention,
                     now=self._store.clock(),
                 )

@@ -57,9 +57,10 @@ ALL_CHECKPOINTS = (
     "SELECT n, CAST(body AS BLOB), CAST(mac AS BLOB) FROM roomkit_checkpoints ORDER BY n"
 )
 LAST_CHECKPOINT = (
-    "SELECT n, CAST(body AS BLOB), CAST(mac AS BLOB) FROM roomkit_checkpoints "
-    "ORDER BY n DESC LIMIT 1"
+    "SELECT n, CAST(body AS BLOB), CAST(mac AS BLOB), (SELECT min(n) FROM roomkit_checkpoints) "
+    "FROM roomkit_checkpoints ORDER BY n DESC LIMIT 1"
 )
+"""The last checkpoint, and the number of the first."""
 TAKE = TAKE_HEAD.format(chains="roomkit_chains", mark="?")
 ADD_CHECKPOINT = "INSERT INTO roomkit_checkpoints (n, body, mac) VALUES (?, ?, ?)"
 UNSIGNED_CHAINS = (
@@ -155,6 +156,7 @@ class SQLiteTrail:
                 else None,
                 changes,
                 keys,
+                first=int(last[0][3]) if last else None,
                 retention=self._retention,
                 now=now,
             )

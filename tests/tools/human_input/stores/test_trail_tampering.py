@@ -34,7 +34,9 @@ from tests.tools.human_input.stores.trail_places import (
     postgres_database,
 )
 
+from roomkit import HumanInputHandler
 from roomkit.cli import main
+from roomkit.core.exceptions import CorruptRecordError
 from roomkit.stores import check_trail, entry_text, link_digest
 from roomkit.stores._history import linked_text
 from roomkit.stores._trail import Checkpoint, Head
@@ -372,3 +374,47 @@ def test_adopt_leaves_a_history_numbered_with_text_and_signs_the_rest(
     assert code == 1
     assert f"the history of {filled.approval!r} breaks at entry 1" in problems, problems
     assert f"history of {filled.question!r}" not in problems, problems
+
+
+def ask_again(place: Place) -> None:
+    """One more question, so that a head changed since the last checkpoint."""
+    if isinstance(place, MemoryPlace):
+        asyncio.run(place.handler.create("Ask", {"question": "?"}, room_id="r3"))
+        return
+
+    async def work() -> None:
+        async with place.open() as store:
+            store.trail.use_keys(KEYS)
+            await HumanInputHandler(store=store).create("Ask", {"question": "?"}, room_id="r3")
+
+    asyncio.run(work())
+
+
+@pytest.mark.parametrize(
+    "kind", ["renumber a checkpoint below zero", "move a checkpoint before the first"]
+)
+def test_no_checkpoint_goes_after_one_moved_below_zero(
+    place: Place, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The next number would be the moved checkpoint's own: none is written, and the
+    refusal says to verify."""
+    filled = fill(place)
+    TAMPERS[kind](place, filled)
+    stored = place.checkpoints()
+    ask_again(place)
+    # Where the checkpoints are a list, the one renumbered is still the last one stored.
+    says = (
+        "checkpoint #-1 does not hold (it is stored as #-1 and says it is #1)"
+        if kind.startswith("renumber") and place.kind in ("redis", "memory")
+        else "checkpoint #-1 is stored before #0"
+    )
+    if isinstance(place, MemoryPlace):
+        with pytest.raises(CorruptRecordError) as refused:
+            asyncio.run(place.trail.checkpoint())
+        err = str(refused.value)
+    else:
+        assert main(["audit", "checkpoint", "--store", place.url]) == 1
+        _, err = capsys.readouterr()
+    assert says in err, err
+    assert "run `roomkit audit verify`" in err, err
+    assert place.checkpoints() == stored
