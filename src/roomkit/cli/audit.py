@@ -171,14 +171,16 @@ async def _checkpoint(trail: StoreTrail) -> tuple[CheckpointReport, bool]:
 
 
 def key(args: argparse.Namespace) -> int:
-    """``roomkit audit key``: create the audit key file (``--rotate``: a new signing key)."""
+    """``roomkit audit key``: create the audit key file (``--rotate``: a new signing key);
+    a file there that holds no usable key exits 2, left as it is."""
     from roomkit.stores import AUDIT_KEY_ENV, AUDIT_KEY_FILE, AuditKeys, create_audit_key
 
     # A file there that holds no usable key is left as it is (a rotation would keep it after
-    # the new key): say what is wrong with it rather than report it as written.
+    # the new key): say what is wrong with it rather than report it as written. A key
+    # that cannot be used is a mistake to mend, exit 2, as every audit command says it.
     broken = _broken_key_file(Path(args.data_dir) / AUDIT_KEY_FILE)
     if broken is not None:
-        raise Failure(broken)
+        raise Failure(broken, 2)
     try:
         path = create_audit_key(args.data_dir, rotate=args.rotate)
         keys = AuditKeys.from_text(path.read_text(encoding="utf-8"))
