@@ -53,6 +53,7 @@ __all__ = [
     "failures_of",
     "failures_told",
     "held_requests",
+    "may_open_room",
     "open_room",
     "recorded_elsewhere",
     "room_id_problem",
@@ -93,6 +94,21 @@ class RoomLocks:
         if lock is None:
             lock = self._locks[room_id] = asyncio.Lock()
         return lock
+
+
+async def may_open_room(
+    kit: RoomKit,
+    access: Access,
+    principal: Principal,
+    room_id: str,
+    handler: HumanInputHandler,
+) -> bool:
+    """Whether :func:`open_room` would open the room for ``principal`` now, changing
+    nothing: a door asks before it checks the rest of a request, and opens the room only
+    once it takes the request."""
+    if await kit.store.get_room(room_id) is None:
+        return not await handler.list_pending(room_id=room_id)
+    return await access.can_see_room(principal, room_id)
 
 
 async def open_room(

@@ -37,15 +37,15 @@ _APPROVAL_FIELDS = {"approved", "editedArgs", "reason"}
 
 class RunRefused(Exception):
     """A run the endpoint refuses (a resume it cannot take, too many new messages, one
-    without text): it ends with ``RUN_ERROR`` carrying :attr:`code`, having settled and
-    started nothing."""
+    without text, a thread not the caller's): it ends with ``RUN_ERROR`` carrying
+    :attr:`code`, having settled and started nothing."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
         """The ``RUN_ERROR`` code: ``unknown_interrupt``, ``invalid_payload``,
         ``uncovered_approval``, ``duplicate_interrupt``, ``already_settled``,
-        ``too_many_messages`` or ``empty_message``."""
+        ``too_many_messages``, ``empty_message`` or ``unknown_thread``."""
 
 
 def named(interrupt_id: str) -> str:

@@ -49,6 +49,7 @@ from roomkit.adapters._feed import (
     failures_of,
     failures_told,
     held_requests,
+    open_room,
     recorded_elsewhere,
     seen_now,
     turn_owed,
@@ -80,10 +81,12 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import RoomEvent
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["AGUIChannel", "Thread", "run_events"]
+__all__ = ["NOT_YOURS", "AGUIChannel", "Thread", "open_thread", "run_events"]
 
 logger = logging.getLogger("roomkit.adapters.agui")
 
+NOT_YOURS = "No such thread: it is another room's, or not one you may follow"
+"""Why a thread is refused to a caller (404 before a run starts, ``unknown_thread`` in it)."""
 BACKSTOP = 1.0
 """Seconds between two looks at the thread when nothing woke the run (a hint lost)."""
 
@@ -142,10 +145,13 @@ async def _events(
     try:
         try:
             await check_new_messages(thread, principal, thread_id, run)
+            plan = await _planned(thread, principal, thread_id, run.resume or [])
+            # Taken: only now is the thread's room made, so a run refused leaves none.
+            await open_thread(thread, principal, thread_id)
             # What the thread holds before the resume lets a turn go on, maybe in another
             # process: the end of a failed turn recorded since is the run's to tell.
             before = await seen_now(thread.kit, thread_id)
-            settled = await _resume(thread, principal, thread_id, run.resume or [])
+            settled = await _resume(thread, principal, plan)
         except RunRefused as refused:
             yield RunErrorEvent(message=str(refused), code=refused.code)
             return
@@ -186,10 +192,32 @@ def _seen(
     }
 
 
-async def _resume(
+async def open_thread(thread: Thread, principal: Principal, thread_id: str) -> None:
+    """Make the thread's room on its first run (the caller on its roster, the agent's and
+    the door's channels attached); attach the door's channel to a room made elsewhere.
+
+    Raises:
+        RunRefused: the room is one the caller may not follow (``unknown_thread``: made by
+            another person since the run was admitted, or holding requests asked elsewhere).
+    """
+    kit, channel_id = thread.kit, thread.channel.channel_id
+    async with thread.admission(thread_id):
+        channels = (thread.agent, channel_id)
+        if not await open_room(kit, thread.access, principal, thread_id, channels, thread.handler):
+            raise RunRefused("unknown_thread", NOT_YOURS)
+        bindings = await kit.store.list_bindings(thread_id)
+        if channel_id not in {binding.channel_id for binding in bindings}:
+            await kit.attach_channel(thread_id, channel_id)
+
+
+async def _planned(
     thread: Thread, principal: Principal, thread_id: str, entries: list[ResumeEntry]
-) -> list[PendingInput]:
-    """Settle what ``entries`` ask, all or nothing; the requests settled elsewhere first."""
+) -> list[Settle]:
+    """What ``entries`` ask, each checked, before anything is settled or the room made.
+
+    Raises:
+        RunRefused: one entry the run cannot take: none is settled.
+    """
     if not entries:
         return []
     handler = thread.handler
@@ -210,7 +238,10 @@ async def _resume(
                 "unknown_interrupt",
                 f"Interrupt {named(entry.interrupt_id)} is no open request of this thread of yours",
             )
-        plan.append(settle_of(request, entry))
+        settle = settle_of(request, entry)
+        if request.status is not PendingInputStatus.PENDING:
+            _replayed(settle, request)  # settled otherwise: refused before the room is made
+        plan.append(settle)
     covered = {settle.request.pending_id for settle in plan}
     # A resume settling nothing still open is a replay (sent again, its answer lost): the
     # approvals its turn opened since are not its to cover.
@@ -226,9 +257,14 @@ async def _resume(
                 "unanswered: answer every open approval of the thread at once; nothing "
                 "was settled",
             )
+    return plan
+
+
+async def _resume(thread: Thread, principal: Principal, plan: list[Settle]) -> list[PendingInput]:
+    """Carry ``plan`` out; the requests settled elsewhere first."""
     elsewhere: list[PendingInput] = []
     for settle in plan:
-        now = await _apply(handler, principal, settle)
+        now = await _apply(thread.handler, principal, settle)
         if now is not None:
             elsewhere.append(now)
     return elsewhere

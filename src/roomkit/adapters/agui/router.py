@@ -2,15 +2,16 @@
 
 ``POST {path}`` takes a ``RunAgentInput`` and answers a ``text/event-stream`` of AG-UI events
 (:mod:`roomkit.adapters.agui._run` says which, in what order). The thread id is the room id:
-the room is created on a thread's first run, with the caller on its roster and the agent's
-channel attached; a thread already in the kit is served only to those who may follow its
-room. ``GET {path}/capabilities`` answers the agent's ``AgentCapabilities``. Every request
-carries a person's desk token (``Authorization: Bearer``, from ``roomkit token ACTOR``),
-checked by the one credential gate (:class:`~roomkit.auth.gate.CredentialGate`) on the desk's
-secret and the store's ledger, so a revoked token is refused here as on the desk; the
-token's subject answers the interrupts, and sees only what the desk would show them. A run's
-body is read only once its caller is admitted: no token, a refused one or an empty rate-limit
-bucket is answered without a byte of the body read.
+the room is created on a thread's first run the endpoint takes (a refused one leaves none),
+with the caller on its roster and the agent's channel attached; a thread already in the kit
+is served only to those who may follow its room. ``GET {path}/capabilities`` answers the
+agent's ``AgentCapabilities``. Every request carries a person's desk token
+(``Authorization: Bearer``, from ``roomkit token ACTOR``), checked by the one credential
+gate (:class:`~roomkit.auth.gate.CredentialGate`) on the desk's secret and the store's
+ledger, so a revoked token is refused here as on the desk; the token's subject answers the
+interrupts, and sees only what the desk would show them. A run's body is read only once its
+caller is admitted: no token, a refused one or an empty rate-limit bucket is answered
+without a byte of the body read.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at run
@@ -29,8 +30,8 @@ from starlette.types import Receive, Scope, Send
 
 from roomkit._admission import BodyGate, admit_first, route_dependencies, route_overrides
 from roomkit._storable import unencodable_text
-from roomkit.adapters._feed import open_room, room_id_problem
-from roomkit.adapters.agui._run import AGUIChannel, Thread, run_events
+from roomkit.adapters._feed import may_open_room, room_id_problem
+from roomkit.adapters.agui._run import NOT_YOURS, AGUIChannel, Thread, run_events
 from roomkit.adapters.agui._turns import MAX_NEW_MESSAGES
 from roomkit.auth.access import Access
 from roomkit.auth.authenticator import Authenticator
@@ -56,7 +57,6 @@ CAPABILITIES = AgentCapabilities(
     )
 )
 """What the endpoint advertises: interrupts, approvals with edits."""
-_NOT_YOURS = "No such thread: it is another room's, or not one you may follow"
 _NO_OBJECT = "Not a RunAgentInput: the body must be a RunAgentInput object"
 _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token ACTOR`).")
 
@@ -209,17 +209,6 @@ def agui_router(
     gate = _Gate(credentials, HostRule(allowed_hosts), RateLimiter(rate, burst))
     Caller = Annotated[Principal, Depends(gate)]
 
-    async def open_thread(principal: Principal, thread_id: str) -> None:
-        async with thread.admission(thread_id):
-            opened = await open_room(
-                kit, access, principal, thread_id, (agent, channel_id), handler
-            )
-            if not opened:
-                raise HTTPException(status_code=404, detail=_NOT_YOURS)
-            bindings = await kit.store.list_bindings(thread_id)
-            if channel_id not in {binding.channel_id for binding in bindings}:
-                await kit.attach_channel(thread_id, channel_id)
-
     @router.post(
         path,
         response_class=StreamingResponse,
@@ -262,7 +251,10 @@ def agui_router(
                 status_code=422,
                 detail=f"The body holds {unstorable}, which UTF-8 cannot encode: send UTF-8 text",
             )
-        await open_thread(principal, run_input.thread_id)
+        # Checked, not opened: the run makes the room once it takes the run (a run it
+        # refuses leaves none).
+        if not await may_open_room(kit, access, principal, run_input.thread_id, handler):
+            raise HTTPException(status_code=404, detail=NOT_YOURS)
         encoder = EventEncoder()
 
         async def stream() -> AsyncIterator[str]:
