@@ -9,6 +9,10 @@ ends failed as a turn failing where it started does (:mod:`roomkit.core.failed_t
 later start runs it again, and followers of its room elsewhere read the failure. Each
 turn run here is leased to this process first, and its lease renewed while it runs
 (:mod:`roomkit.core._leases`); one ended meanwhile by the process that ran it is left alone.
+Each turn runs in a task of its own that :class:`ResumedTurns` holds, so that a door can cut
+one on purpose (an A2A task cancelled) as it cuts a turn it started itself: the turn stops
+where it is, is ended in the journal so that no later start runs it again, and the turns
+beside it go on.
 """
 
 from __future__ import annotations
@@ -16,21 +20,82 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from roomkit.core._lanes import Place, TurnLanes, runs_one_turn_at_a_time
 from roomkit.core._leases import Leases
 from roomkit.core.failed_turns import fail_turns
 from roomkit.core.ports import KitChannel, ResumableChannel, resumes
-from roomkit.core.store import OpenTurn, TurnJournal
+from roomkit.core.store import JournalStep, OpenTurn, TurnJournal
 from roomkit.models.room import RoomEvent
 
-__all__ = ["resume_turns"]
+__all__ = ["ResumedTurns", "resume_turns"]
 
 logger = logging.getLogger("roomkit.framework")
 
 Deliver = Callable[[RoomEvent], Awaitable[None]]
 """Delivers a resumed turn's reply to the channels bound to its room."""
+
+
+@dataclass(eq=False)
+class _Resumed:
+    """One turn re-driven here: its record, its journal, the task running it."""
+
+    turn: OpenTurn
+    journal: TurnJournal
+    task: asyncio.Task[RoomEvent | None]
+    cut: bool = False
+    """Cut on purpose (:meth:`ResumedTurns.cut`), not failed."""
+
+
+class ResumedTurns:
+    """The turns this process re-drives (``resume_pending``), each in its own task, so that
+    one can be cut on purpose as a turn is cut whose caller is cancelled."""
+
+    def __init__(self) -> None:
+        self._running: dict[str, _Resumed] = {}
+
+    def start(
+        self,
+        journal: TurnJournal,
+        turn: OpenTurn,
+        resume: Coroutine[Any, Any, RoomEvent | None],
+    ) -> _Resumed:
+        """Run ``resume`` (the re-drive of ``turn``) in a task held until it ends."""
+        task = asyncio.get_running_loop().create_task(resume, name=f"resume:{turn.turn_id}")
+        run = self._running[turn.turn_id] = _Resumed(turn, journal, task)
+        task.add_done_callback(lambda _: self._forget(run))
+        return run
+
+    async def cut(self, match: Callable[[OpenTurn], bool]) -> list[list[JournalStep]]:
+        """Cut the re-driven turns ``match`` picks, wherever they are (waiting in their lane,
+        in a model round, on a call, whose handler's ``on_tool_cancelled`` runs), wait until
+        they let go, and end each in its journal so that no later ``resume_pending()`` runs
+        it again; the steps each turn cut had recorded (a request one of its calls asked on
+        a durable store stays open for a re-attach that now never comes: the caller
+        withdraws it).
+
+        Raises:
+            StoreUnavailableError: the room store cannot be reached (the turns are cut, and
+                stay open in the journal).
+        """
+        picked = [run for run in self._running.values() if match(run.turn)]
+        for run in picked:
+            run.cut = True
+            run.task.cancel()
+        if picked:
+            await asyncio.wait({run.task for run in picked})
+        steps = []
+        for run in picked:
+            steps.append(await run.journal.steps(run.turn.turn_id))
+            await run.journal.end_turn(run.turn.turn_id)
+        return steps
+
+    def _forget(self, run: _Resumed) -> None:
+        if self._running.get(run.turn.turn_id) is run:
+            del self._running[run.turn.turn_id]
 
 
 async def resume_turns(
@@ -39,6 +104,7 @@ async def resume_turns(
     lanes: TurnLanes,
     deliver: Deliver,
     leases: Leases,
+    resumed: ResumedTurns,
 ) -> list[RoomEvent]:
     """Run every open turn of ``journal`` again; the replies they made, in turn order.
 
@@ -49,6 +115,8 @@ async def resume_turns(
         deliver: called with each reply once its turn has stored it.
         leases: the kit's turn leases: each turn run here is leased again, and renewed
             while it runs, so other processes following its room know it runs.
+        resumed: where each turn's task is held while it runs (a turn cut there makes no
+            reply and fails nothing).
 
     Raises:
         asyncio.CancelledError: the resuming was cancelled; any other failure of a turn is
@@ -63,17 +131,20 @@ async def resume_turns(
     ]
     turns, places = await _claimed(journal, found, places, channels, leases)
     with leases.held(journal, (t for t in turns if resumes(channels.get(t.channel_id)))):
-        results = await asyncio.gather(
-            *(
-                _resume(journal, turn, channels.get(turn.channel_id), place, deliver)
-                for turn, place in zip(turns, places, strict=True)
-            ),
-            return_exceptions=True,
-        )
+        runs = [
+            resumed.start(
+                journal, turn, _resume(journal, turn, channels.get(turn.channel_id), place, deliver)
+            )
+            for turn, place in zip(turns, places, strict=True)
+        ]
+        results = await asyncio.gather(*(run.task for run in runs), return_exceptions=True)
     replies: list[RoomEvent] = []
-    for turn, result in zip(turns, results, strict=True):
+    for run, result in zip(runs, results, strict=True):
+        turn = run.turn
         if isinstance(result, BaseException):
             if isinstance(result, asyncio.CancelledError):
+                if run.cut:
+                    continue
                 raise result
             logger.error(
                 "Turn %s in room %s could not be resumed",

@@ -25,7 +25,7 @@ from roomkit.core._inbound import channel_room, check_inbound, check_new_room
 from roomkit.core._input_required import gate_input_required
 from roomkit.core._lanes import TurnLanes
 from roomkit.core._leases import Leases
-from roomkit.core._resuming import resume_turns
+from roomkit.core._resuming import ResumedTurns, resume_turns
 from roomkit.core._turns import run_turns
 from roomkit.core.hooks import HookEngine, HookRegistrar
 from roomkit.core.ports import (
@@ -88,6 +88,8 @@ class RoomKit(HookRegistrar):
         self.store: RoomStore = store if store is not None else InMemoryStore()
         self.leases = Leases(term=turn_lease, clock=clock)
         """The leases of the journalled turns this process runs (read by the doors)."""
+        self.resumed = ResumedTurns()
+        """The turns ``resume_pending`` re-drives here (a door cuts one it cancels)."""
         self.hooks = HookEngine()
         self._channels: dict[str, KitChannel] = {}
         self._listeners: dict[str, list[Listener]] = {}
@@ -428,7 +430,12 @@ class RoomKit(HookRegistrar):
             return []
         with self.announcing():
             return await resume_turns(
-                journal, self._channels, self._lanes, self._deliver_reply, self.leases
+                journal,
+                self._channels,
+                self._lanes,
+                self._deliver_reply,
+                self.leases,
+                self.resumed,
             )
 
     def queued_turns(self, room_id: str, channel_id: str) -> int:
