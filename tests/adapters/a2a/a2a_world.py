@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part, new_text_part
+from a2a.server.cluster import LegacyTaskStoreAdapter, VersionedTaskStore
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
@@ -36,7 +37,15 @@ from a2a.types import (
 )
 from starlette.applications import Starlette
 
-from roomkit import AITool, Approval, HumanInputHandler, HumanInputToolHandler, RoomKit
+from roomkit import (
+    AITool,
+    Approval,
+    HookResult,
+    HookTrigger,
+    HumanInputHandler,
+    HumanInputToolHandler,
+    RoomKit,
+)
 from roomkit.adapters.a2a import A2AGate, A2APush, RoomKitExecutor
 from roomkit.auth import issue_token
 from roomkit.channels.ai import AIChannel
@@ -111,7 +120,7 @@ class World:
         timeout: float = 300,
         questions: Any = None,
         rooms: Any = None,
-        tasks: TaskStore | None = None,
+        tasks: TaskStore | VersionedTaskStore | None = None,
         approval: Approval | None = None,
         provider: AIProvider | None = None,
         clock: Callable[[], float] | None = None,
@@ -242,13 +251,35 @@ async def gone(world: World, questions: Any, rooms: Any) -> None:
 
 
 @contextlib.asynccontextmanager
-async def restarted(url: str, folder: Path, script: list[AIResponse]) -> AsyncIterator[World]:
+async def restarted(
+    url: str,
+    folder: Path,
+    script: list[AIResponse],
+    *,
+    approval: Approval | None = None,
+    at_call: bool = False,
+    versioned: bool = False,
+) -> AsyncIterator[World]:
     """The next server process on the stores at ``url`` and the tasks kept in ``folder``,
-    its turns re-driven (``resume_pending``) and their end awaited before its stores close."""
+    its turns re-driven (``resume_pending``) and their end awaited before its stores close;
+    given once a re-driven turn reached a call (its ``BEFORE_TOOL_USE``), when ``at_call``;
+    the tasks in the SDK's ``VersionedTaskStore`` interface, when ``versioned``."""
     questions, rooms = open_stores(url)
-    world = World(script, questions=questions, rooms=rooms, tasks=FileTaskStore(folder))
+    kept: TaskStore | VersionedTaskStore = FileTaskStore(folder)
+    if versioned:
+        kept = LegacyTaskStoreAdapter(kept)
+    world = World(script, questions=questions, rooms=rooms, tasks=kept, approval=approval)
+    reached = asyncio.Event()
+
+    @world.kit.hook(HookTrigger.BEFORE_TOOL_USE)
+    async def calling(event: Any, context: Any) -> HookResult:
+        reached.set()
+        return HookResult.allow()
+
     redrive = asyncio.create_task(world.kit.resume_pending())
     try:
+        if at_call:
+            await reached.wait()
         yield world
         await redrive
     finally:

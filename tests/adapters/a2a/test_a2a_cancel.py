@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from a2a.helpers.proto_helpers import get_text_parts
+from a2a.server.cluster import LegacyTaskStoreAdapter
+from a2a.server.context import ServerCallContext
 from a2a.types import CancelTaskRequest, TaskState
 from a2a_world import FileTaskStore, World, ask, asked, gone, restarted, send
 
@@ -96,3 +99,65 @@ async def test_a_cancel_after_a_restart_withdraws_what_the_task_asked(tmp_path: 
     assert withdrawn is not None
     assert withdrawn.withdrawn
     assert second.sent == []
+
+
+@pytest.mark.parametrize("approvers", [[], ["boss"]], ids=["the-callers", "named-approvers"])
+async def test_a_cancel_after_a_restart_cuts_the_re_driven_turn(
+    approvers: list[str], tmp_path: Path
+) -> None:
+    """The turn ``resume_pending()`` re-drives is cut as a live turn is: the approval it waits
+    on is withdrawn whoever decides it, the model is not asked again, and no later restart
+    runs the turn."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    questions, rooms = open_stores(url)
+    approval = Approval(approvers=approvers)
+    first = World(
+        [send()], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path), approval=approval
+    )
+    async with first.http() as http:
+        task = await first.send(http, text="Mail bob")
+    [request] = await first.handler.list_pending(room_id="ctx-1")
+    await gone(first, questions, rooms)
+
+    script = [AIResponse(content="Not sent.")]
+    restart = restarted(url, tmp_path, script, approval=approval, at_call=True)
+    async with restart as second, second.http() as http:
+        canceled = await second.client(http).cancel_task(CancelTaskRequest(id=task.id))
+        assert not await second.handler.aresolve(request.pending_id, approve(), by="boss")
+        owed = await second.kit.store.open_turns()
+    assert get_text_parts(list(canceled.status.message.parts)) == [
+        f"Cancelled; withdrawn: {request.pending_id}"
+    ]
+    assert owed == []
+    assert second.provider.calls == []
+    assert second.sent == []
+
+
+# One server here: no other replica to stream events to.
+@pytest.mark.filterwarnings("ignore:A VersionedTaskStore was configured without an event_stream")
+async def test_a_cancel_written_to_a_versioned_task_store_is_carried_out(tmp_path: Path) -> None:
+    """The request handler given a ``VersionedTaskStore`` (the store replicas share) writes
+    a cancel of a task no replica holds there, as a versioned write with its status event:
+    it is carried out, and the stored task says what it withdrew."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    questions, rooms = open_stores(url)
+    tasks = LegacyTaskStoreAdapter(FileTaskStore(tmp_path))
+    first = World([ask()], questions=questions, rooms=rooms, tasks=tasks)
+    async with first.http() as http:
+        task = await first.send(http, text="Paint it")
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    [request] = await first.handler.list_pending(room_id="ctx-1")
+    await gone(first, questions, rooms)
+
+    restart = restarted(url, tmp_path, [], versioned=True, at_call=True)
+    async with restart as second, second.http() as http:
+        canceled = await second.client(http).cancel_task(CancelTaskRequest(id=task.id))
+        withdrawn = await second.handler.get_request(request.pending_id)
+        stored = await second.tasks.get(task.id, ServerCallContext())
+    said = [f"Cancelled; withdrawn: {request.pending_id}"]
+    assert get_text_parts(list(canceled.status.message.parts)) == said
+    assert stored is not None
+    assert get_text_parts(list(stored.task.status.message.parts)) == said
+    assert withdrawn is not None
+    assert withdrawn.withdrawn
+    assert second.provider.calls == []

@@ -1,8 +1,11 @@
 """What cancelling an A2A task withdraws: the open requests that task asked, and no other.
 
-The cancel stops the task's own turn first; the calls that turn was waiting on are cut, and
-their requests withdrawn with them, whoever decides them: no turn waits for their answer
-any more. The cancel's message names them among those it withdrew.
+The cancel stops the task's own turn first (started here, or re-driven here after a
+restart); the calls that turn was waiting on are cut, and their requests withdrawn with them,
+whoever decides them: no turn waits for their answer any more. On a durable store a cut call
+leaves its request open for a re-attach by key, which the turn, ended for good, never makes:
+the cancel withdraws it too (the stop names the calls the turn recorded). The cancel's
+message names them among those it withdrew.
 
 The tasks of a context share its room, and each task shows its caller every open request of
 the room it may see; the executor records each showing in the request's history (a
@@ -15,16 +18,18 @@ deadline.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from roomkit.adapters.a2a._shown import shown_in
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
-from roomkit.models.pending_input import PendingInputStatus
+from roomkit.core.store import JournalStep, RoomStore, turn_journal
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.providers.ai.base import AIResponse
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["Cancelled", "cancel_task"]
+__all__ = ["Cancelled", "calls_in", "calls_of_message", "cancel_task"]
 
 
 @dataclass
@@ -51,29 +56,36 @@ async def cancel_task(
     caller: Principal | None,
     room_id: str,
     task_id: str,
-    stop: Callable[[], Awaitable[None]],
+    stop: Callable[[], Awaitable[Collection[str]]],
 ) -> Cancelled:
-    """Stop the task ``task_id``'s turn (``stop``), then withdraw the open requests of the
-    room that it asked ``caller`` (none without a caller).
+    """Stop the task ``task_id``'s turn (``stop``: the ids of the calls the turn it cut
+    recorded), then withdraw the open requests of the room that it asked ``caller`` (none
+    without a caller).
 
     The requests the task asked, and the tasks that showed each, are read once, before the
-    stop; one the stop withdrew (its call was cut) is named among the withdrawn ones.
+    stop; one the stop withdrew (its call was cut), or left to no call (its call cut on a
+    durable store), is named among the withdrawn ones.
     """
-    asked: list[tuple[str, set[str]]] = []
+    asked: list[tuple[PendingInput, set[str]]] = []
     for listed in await handler.list_pending(room_id=room_id):
         tasks = await shown_in(handler, listed)
         if task_id in tasks:
-            asked.append((listed.pending_id, tasks))
-    await stop()
+            asked.append((listed, tasks))
+    cut = await stop()
     done = Cancelled()
     if caller is None:
         return done
-    for pending_id, tasks in asked:
+    for listed, tasks in asked:
+        pending_id = listed.pending_id
         request = await handler.get_request(pending_id)
         if request is None:
             continue
         if request.status is not PendingInputStatus.PENDING:
             if request.withdrawn:
+                done.withdrawn.append(pending_id)
+        elif request.tool_call_id and request.tool_call_id in cut:
+            # Its call was cut for good: no turn will wait for its answer.
+            if await handler.arelease(pending_id):
                 done.withdrawn.append(pending_id)
         elif tasks != {task_id}:
             done.left.append(f"{pending_id} (another task of the context shows it)")
@@ -85,3 +97,30 @@ async def cancel_task(
         elif await handler.arelease(pending_id):
             done.withdrawn.append(pending_id)
     return done
+
+
+def calls_in(steps: Sequence[JournalStep]) -> set[str]:
+    """The ids of the calls a turn's model responses made, as its journal recorded them."""
+    return {
+        call.id
+        for step in steps
+        if step.kind == "response"
+        for call in AIResponse.model_validate(step.payload).tool_calls
+    }
+
+
+async def calls_of_message(store: RoomStore, message_id: int) -> set[str]:
+    """The ids of the calls the open turns of message ``message_id`` recorded in the room
+    store's journal (none on a store that keeps no journal).
+
+    Raises:
+        StoreUnavailableError: the store cannot be reached.
+    """
+    journal = turn_journal(store)
+    if journal is None:
+        return set()
+    calls: set[str] = set()
+    for turn in await journal.open_turns():
+        if turn.state.get("message_id") == message_id:
+            calls |= calls_in(await journal.steps(turn.turn_id))
+    return calls

@@ -28,7 +28,7 @@ import json
 import logging
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from a2a.helpers.proto_helpers import (
     get_data_parts,
@@ -38,6 +38,7 @@ from a2a.helpers.proto_helpers import (
     new_text_part,
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.cluster import VersionedTaskStore
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskStore, TaskUpdater
@@ -62,12 +63,13 @@ from roomkit.adapters._feed import (
     turn_owed,
 )
 from roomkit.adapters.a2a._answers import MISSING, Refused, as_text, first_note, settle
-from roomkit.adapters.a2a._cancel import cancel_task
+from roomkit.adapters.a2a._cancel import calls_in, calls_of_message, cancel_task
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.adapters.a2a._shown import record_shown, shown_in
-from roomkit.adapters.a2a._tasks import CancellingTasks
+from roomkit.adapters.a2a._tasks import cancelling
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
+from roomkit.core.failed_turns import MESSAGE_NAME
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import end_turns_of
 from roomkit.models.kinds import request_kind
@@ -213,32 +215,49 @@ class RoomKitExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, task_id, room_id)
         await updater.cancel(_say(updater, done))
 
-    def task_store(self, tasks: TaskStore) -> TaskStore:
-        """``tasks``, as the SDK's request handler is to be given it: a cancel the SDK
-        only writes there (the task is active in no process of its: the server restarted,
-        another replica serves it) is carried out as :meth:`cancel` carries one out, before
-        the task is stored (:mod:`roomkit.adapters.a2a._tasks`)."""
-        return CancellingTasks(tasks, self._cancelled)
+    @overload
+    def task_store(self, tasks: TaskStore) -> TaskStore: ...
+    @overload
+    def task_store(self, tasks: VersionedTaskStore) -> VersionedTaskStore: ...
+    def task_store(self, tasks: TaskStore | VersionedTaskStore) -> TaskStore | VersionedTaskStore:
+        """``tasks`` (a ``TaskStore``, or a ``VersionedTaskStore`` replicas share), as the
+        SDK's request handler is to be given it: a cancel the SDK only writes there (the
+        task is active in no process of its: the server restarted, another replica serves
+        it) is carried out as :meth:`cancel` carries one out, before the task is stored
+        (:mod:`roomkit.adapters.a2a._tasks`).
+
+        Raises:
+            TypeError: ``tasks`` is neither.
+        """
+        return cancelling(tasks, self._cancelled)
 
     async def _cancelled(self, call: ServerCallContext, room_id: str, task_id: str) -> str:
         """Stop the task's turn and withdraw what it asked; what was done, as text."""
         user = call.user
         caller = Principal(actor_id=user.user_name) if user.is_authenticated else None
-        stop = functools.partial(self._stop_turn, task_id)
+        stop = functools.partial(self._stop_turn, room_id, task_id)
         return str(await cancel_task(self.handler, self.access, caller, room_id, task_id, stop))
 
-    async def _stop_turn(self, task_id: str) -> None:
-        """Cancel the turn the task ``task_id`` started here, if it still runs or waits to
-        run, and wait until it has let go of the room."""
+    async def _stop_turn(self, room_id: str, task_id: str) -> set[str]:
+        """Cancel the task's turn, started or re-driven (``resume_pending()``) here, if it
+        runs or waits to run, and wait until it let go of the room; the ids of the calls
+        it recorded in a durable room store's journal."""
+        name = _what(task_id)
+        cut = await self.kit.resumed.cut(
+            lambda turn: (turn.room_id, turn.state.get(MESSAGE_NAME)) == (room_id, name)
+        )
+        calls = {call for steps in cut for call in calls_in(steps)}
         turn = self._task_turns.pop(task_id, None)
         if turn is None or turn.done():
-            return
+            return calls
         turn.cancel()
         await asyncio.wait({turn})
         message_id = self._task_messages.pop(task_id, None)
         if message_id is not None:
+            calls |= await calls_of_message(self.kit.store, message_id)
             # Cut on purpose: a durable room store's journal must not keep it owed.
             await end_turns_of(self.kit.store, message_id)
+        return calls
 
     def _start_turn(
         self, principal: Principal, room_id: str, context: RequestContext
