@@ -31,12 +31,13 @@ from tests.servers.stores import fresh_prefix, open_store
 from roomkit.adapters import langgraph as lg
 from roomkit.adapters import openai_agents as oa
 from roomkit.adapters import pydantic_ai as pa
-from roomkit.adapters._keys import LONGEST, pause_key
+from roomkit.adapters._keys import LONGEST, kept_key, pause_key
 from roomkit.core.exceptions import InvalidTextError
-from roomkit.models.json_limits import MAX_KEY_CHARS
+from roomkit.models.json_limits import MAX_KEY_CHARS, MAX_SCOPED_KEY_BYTES
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.approvals import approve, reject
 from roomkit.tools.human_input import HumanInputHandler
+from roomkit.tools.human_input.checks import scoped_key_bytes
 
 LONE = "r\ud800"
 """A name with a lone surrogate, which UTF-8 cannot encode."""
@@ -46,6 +47,10 @@ LONG_CALL = "call_" + "x" * MAX_KEY_CHARS
 
 LONG_CALL_KEPT = "sha256:" + hashlib.sha256(LONG_CALL.encode()).hexdigest()
 """The id a request keeps for it."""
+
+ESCAPED = "\x01" * 350
+"""A name under :data:`LONGEST` characters whose key, with its scope, is over what a store's
+index of keys holds: JSON writes each control character in six bytes."""
 
 
 @given(st.lists(st.text(max_size=40), max_size=4))
@@ -60,6 +65,23 @@ def test_a_long_key_is_kept_by_a_digest_no_short_key_gives() -> None:
     assert key.startswith("lg:%sha256:")
     assert len(key) < LONGEST
     assert pause_key("lg", "%sha256", key.rsplit(":", 1)[1]) != key
+
+
+@given(
+    st.text(max_size=60).map(lambda part: part * 6),
+    st.text(max_size=256),
+    st.one_of(st.none(), st.text(min_size=1, max_size=256)),
+)
+def test_a_key_that_fits_its_scope_is_kept_as_it_is_and_one_that_does_not_by_its_digest(
+    part: str, room: str, actor: str | None
+) -> None:
+    key = pause_key("lg", part, "c")
+    kept = kept_key(key, room, lg.CHANNEL, actor)
+    if scoped_key_bytes(room, lg.CHANNEL, actor, key) <= MAX_SCOPED_KEY_BYTES:
+        assert kept == key
+    else:
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        assert kept == f"lg:%sha256:{digest}"
 
 
 def test_a_call_id_is_kept_as_it_is_up_to_the_limit_and_by_its_digest_past_it() -> None:
@@ -301,6 +323,39 @@ async def test_langgraph_asks_about_a_held_call_whose_id_is_long(
     assert await handler.aresolve(held, approve())
     assert await lg.resume(app, thread, handler=handler) == []
     assert (await app.aget_state(thread)).values == {"done": True}
+
+
+async def test_langgraph_asks_on_a_thread_id_of_characters_json_escapes(
+    handler: HumanInputHandler,
+) -> None:
+    """A thread id of 350 control characters made a key of 2,100 bytes with its scope, which
+    every store refused at the thread's first request; its key is kept by its digest, and a
+    start run again re-attaches to it."""
+    app, thread = graph_raising("c", []), {"configurable": {"thread_id": ESCAPED}}
+    (held,) = await lg.start(app, {}, thread, handler=handler, actor="alice")
+    assert await lg.start(app, None, thread, handler=handler, actor="alice") == [held]
+    request = await handler.get_request(held)
+    assert request is not None
+    assert request.key is not None
+    assert "lg:%sha256:" in request.key
+    assert await handler.aresolve(held, approve(), by="alice")
+    assert await lg.resume(app, thread, handler=handler, actor="alice") == []
+    assert (await app.aget_state(thread)).values == {"done": True}
+
+
+async def test_pydantic_asks_in_a_run_whose_id_is_of_characters_json_escapes(
+    handler: HumanInputHandler,
+) -> None:
+    sent: list[str] = []
+    agent = pydantic_run(handler, sent, "c")
+    first = await agent.run("go", run_id=ESCAPED)
+    assert isinstance(first.output, DeferredToolRequests)
+    pending_id = first.output.metadata["c"][pa.METADATA_KEY]["pending_id"]
+    assert await handler.aresolve(pending_id, approve(), by="alice")
+    history = first.all_messages()
+    resumed = await pa.resume(agent, first.output, history, handler=handler, actor="alice")
+    assert resumed.output == "done"
+    assert sent == ["bob"]
 
 
 async def test_langgraph_refuses_a_thread_id_no_store_keeps_before_the_graph_runs(

@@ -14,7 +14,10 @@ so keys stay readable (``oa:r-1:call-1``).
 A key longer than :data:`LONGEST` characters (a long thread id, a run key full of escaped
 separators) is kept by the SHA-256 digest of its escaped form instead,
 ``prefix:%sha256:<hex>``: no escaped part starts ``%s``, so a digest never names what a
-short key names, and every key fits the stores' indexes.
+short key names. So is a shorter key that, with its owner's scope, is longer than a store's
+index of keys holds (:func:`kept_key`: a few hundred characters that JSON escapes, six
+bytes each), so that every key fits the stores' indexes whatever the ids hold; a key that
+fits is kept as it is.
 
 A request also records the framework's id of the tool call (:func:`call_id_of`), which its
 model chose: one up to :data:`~roomkit.models.json_limits.MAX_KEY_CHARS` characters as it
@@ -28,9 +31,17 @@ import hashlib
 
 from roomkit._storable import unencodable_text
 from roomkit.core.exceptions import InvalidTextError
-from roomkit.models.json_limits import MAX_ID_CHARS, MAX_KEY_CHARS
+from roomkit.models.json_limits import MAX_ID_CHARS, MAX_KEY_CHARS, MAX_SCOPED_KEY_BYTES
+from roomkit.tools.human_input.checks import scoped_key_bytes
 
-__all__ = ["LONGEST", "call_id_of", "checked_name", "checked_scope", "pause_key"]
+__all__ = [
+    "LONGEST",
+    "call_id_of",
+    "checked_name",
+    "checked_scope",
+    "kept_key",
+    "pause_key",
+]
 
 LONGEST = 400
 """The longest key kept as it is; a longer one is kept by its digest."""
@@ -42,6 +53,20 @@ def pause_key(prefix: str, *parts: str) -> str:
     key = ":".join([prefix, *(_escaped(part) for part in parts)])
     if len(key) <= LONGEST:
         return key
+    return _digest(prefix, key)
+
+
+def kept_key(key: str, room: str, channel: str, actor: str | None) -> str:
+    """``key``, made by :func:`pause_key`, as a request of ``actor`` in ``room`` and
+    ``channel`` keeps it: as it is when it fits a store's index of keys with that scope
+    (:data:`~roomkit.models.json_limits.MAX_SCOPED_KEY_BYTES`), else by its digest, as a
+    key over :data:`LONGEST` characters is kept."""
+    if scoped_key_bytes(room, channel, actor, key) <= MAX_SCOPED_KEY_BYTES:
+        return key
+    return _digest(key.split(":", 1)[0], key)
+
+
+def _digest(prefix: str, key: str) -> str:
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{prefix}:%sha256:{digest}"
 

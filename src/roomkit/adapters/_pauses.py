@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from roomkit.adapters._binding import check_bound
-from roomkit.adapters._keys import call_id_of
+from roomkit.adapters._keys import call_id_of, kept_key
 from roomkit.adapters._policy_pause import policy_call, unasked
 from roomkit.adapters._resumes import Resumes
 from roomkit.adapters._shapes import (
@@ -140,6 +140,10 @@ class Asker:
         """Who a rule's ``when=`` and a policy see asking: ``actor``, ``room``, ``channel``."""
         return {"actor": self.actor, "room": self.room, "channel": self.channel}
 
+    def key_of(self, pause: Pause) -> str:
+        """The key the request of ``pause`` is kept under, within this asker's scope."""
+        return kept_key(pause.key, self.room, self.channel, self.actor)
+
     def rule(self, tool_name: str) -> Approval:
         """The rule holding ``tool_name``: its own, else the default one."""
         return self.rules.get(tool_name) or _DEFAULT_RULE
@@ -224,7 +228,7 @@ class Asker:
             "tool_call_id": call_id_of(pause.tool_call_id),
             "channel_id": self.channel,
             "actor_id": self.actor,
-            "key": pause.key,
+            "key": self.key_of(pause),
             "timeout": limit,
         }
 

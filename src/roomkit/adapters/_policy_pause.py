@@ -66,7 +66,7 @@ async def create_paused(asker: Asker, pause: Pause, **options: Unpack[HeldOption
         tool_call_id=call_id_of(pause.tool_call_id),
         channel_id=asker.channel,
         actor_id=asker.actor,
-        key=pause.key,
+        key=asker.key_of(pause),
         description=pause.description,
         decisions=pause.decisions,
         **options,
