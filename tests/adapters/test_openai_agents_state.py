@@ -14,6 +14,7 @@ from roomkit.adapters import openai_agents as oa
 from roomkit.adapters._asking import asking
 from roomkit.adapters._pauses import Pause
 from roomkit.adapters.openai_agents._saved import PART_CHARS, SavedRuns
+from roomkit.models.pending_input import PendingInput
 from roomkit.stores import new_entry
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
@@ -58,7 +59,9 @@ async def test_parts_another_resumer_left_are_never_joined_to_the_kept_state(
         # What a resumer keeping the second pause writes before it is cut short.
         call = {"to": "bob1"}
         pause = Pause("oa:r-parts:call-1", "approval", "send", call, tool_call_id="call-1")
-        (anchor,) = await saved.open(1, [pause])
+        opened: list[PendingInput] = []
+        await saved.open(1, [pause], opened)
+        (anchor,) = opened
         for part in range(2):
             entry = new_entry(
                 "saved",

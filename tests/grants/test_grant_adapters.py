@@ -25,7 +25,7 @@ async def test_a_pause_within_a_grant_is_approved_without_asking() -> None:
     first = await asker.open(_pause("run-1:a", 5))
     await approve_and_grant(handler, first.pending_id, GrantScope(expires_in=60), by="ann")
     assert (await asker.ask(_pause("run-1:b", 5))).kind == "approve"
-    assert await asker.look(_pause("run-1:c", 6)) is None
+    assert await asker.look(_pause("run-1:c", 6), []) is None
     grant_uses = [
         entry
         for request in await handler.list_settled()

@@ -1,18 +1,22 @@
 """An adapter's entry point asking: its options read into an :class:`Asker`, checked before
-the framework runs anything, and the pauses of one stop asked at once."""
+the framework runs anything, the pauses of one stop asked at once, and the requests of a
+durable run's stop withdrawn together when it cannot be asked."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from roomkit.adapters._keys import checked_scope
 from roomkit.adapters._pauses import Asker
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
+from roomkit.core.exceptions import StoreError
+from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["all_at_once", "asking"]
+__all__ = ["all_at_once", "asking", "one_stop"]
 
 T = TypeVar("T")
 
@@ -78,3 +82,37 @@ async def all_at_once(calls: Sequence[Awaitable[T]]) -> list[T]:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         raise
+
+
+@asynccontextmanager
+async def one_stop(handler: HumanInputHandler) -> AsyncIterator[list[PendingInput]]:
+    """The requests one stop of a durable run opens, put in the list this yields as each is
+    opened: withdrawn together when the stop fails for good.
+
+    A stop fails for good on what no store takes (a ``ValueError`` or ``TypeError``: a
+    call's arguments too large, a key naming another call, a ladder's default the schema
+    refuses), which the run started again meets again: the requests opened before it would
+    ask people for decisions no run reads. A store that failed, a cancel or any other error
+    leaves them open, for a start run again to re-attach to by key, as after a crash.
+    """
+    opened: list[PendingInput] = []
+    try:
+        yield opened
+    except (ValueError, TypeError) as error:
+        if not isinstance(error, StoreError):
+            await _withdraw(handler, opened, error)
+        raise
+
+
+async def _withdraw(
+    handler: HumanInputHandler, opened: list[PendingInput], error: Exception
+) -> None:
+    reason = (
+        f"the run stopped: another call of its step could not be asked ({type(error).__name__})"
+    )
+    for request in opened:
+        try:
+            await handler.arelease(request.pending_id, reason=reason)
+        except StoreError as failed:
+            # The stop's own error is the one raised; this one is told beside it.
+            error.add_note(f"request {request.pending_id} is left open: {failed}")

@@ -290,12 +290,14 @@ class Asker:
         await check_bound(self.handler, request, pause)
         return request
 
-    async def look(self, pause: Pause) -> Verdict | None:
+    async def look(self, pause: Pause, opened: list[PendingInput]) -> Verdict | None:
         """The verdict on ``pause`` if its request is settled (expiring it when overdue);
-        ``None`` while a person may still answer (durable mode)."""
+        ``None`` while a person may still answer (durable mode). The request, once open, is
+        put in ``opened``."""
         if not await self.needs_person(pause):
             return Verdict("approve")
         request = await self.open(pause)
+        opened.append(request)
         if request.status is _PENDING:
             await self.handler.expire_overdue([request])
             request = await self.handler.get_request(request.pending_id) or request

@@ -25,7 +25,7 @@ from typing import Any, Unpack
 
 from pydantic import ValidationError
 
-from roomkit.adapters._asking import all_at_once, asking
+from roomkit.adapters._asking import all_at_once, asking, one_stop
 from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._unmatched import warn_unmatched
@@ -161,8 +161,10 @@ async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -
             return []
         asked = [(i, pauses_of(thread, i, schemas)) for i in state.interrupts]
         looked: list[tuple[Any, list[Pause], list[Verdict | None]]] = []
-        for interrupt, pauses in asked:
-            looked.append((interrupt, pauses, [await asker.look(pause) for pause in pauses]))
+        async with one_stop(asker.handler) as opened:
+            for interrupt, pauses in asked:
+                verdicts = [await asker.look(pause, opened) for pause in pauses]
+                looked.append((interrupt, pauses, verdicts))
         if any(verdict is None for _, _, verdicts in looked for verdict in verdicts):
             return await _open_ids(asker, looked)
         # The claim names the checkpoint the thread stopped at: it stays the same while a

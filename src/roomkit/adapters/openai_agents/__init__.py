@@ -27,7 +27,7 @@ from typing import Any, Unpack
 
 from pydantic_core import to_jsonable_python
 
-from roomkit.adapters._asking import all_at_once, asking
+from roomkit.adapters._asking import all_at_once, asking, one_stop
 from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._shapes import call_arguments
@@ -301,10 +301,11 @@ async def _pause_or_finish(
         pauses = [_pause(saved.key, item) for item in items]
         asked = [await asker.needs_person(pause) for pause in pauses]
         if any(asked):
-            requests = await saved.open(generation, list(itertools.compress(pauses, asked)))
-            opened = iter(request.pending_id for request in requests)
-            pending = [next(opened) if person else None for person in asked]
-            await saved.keep(generation, state.to_string(), pending)
+            async with one_stop(asker.handler) as requests:
+                await saved.open(generation, list(itertools.compress(pauses, asked)), requests)
+                opened = iter(request.pending_id for request in requests)
+                pending = [next(opened) if person else None for person in asked]
+                await saved.keep(generation, state.to_string(), pending)
             return [request.pending_id for request in requests]
         for item in items:
             state.approve(item)

@@ -78,10 +78,12 @@ class SavedRuns:
         """The ledger entry saying the run finished and its output was kept."""
         return ledger_name("oa-run-done", self.scoped)
 
-    async def open(self, generation: int, pauses: list[Pause]) -> list[PendingInput]:
-        """The requests of ``generation``'s pauses, the first as its anchor."""
+    async def open(self, generation: int, pauses: list[Pause], opened: list[PendingInput]) -> None:
+        """Open the requests of ``generation``'s pauses, the first as its anchor, each put in
+        ``opened`` as it is made."""
         first, *rest = pauses
-        return [await self.asker.open(pause) for pause in (self.anchor(generation, first), *rest)]
+        for pause in (self.anchor(generation, first), *rest):
+            opened.append(await self.asker.open(pause))
 
     async def keep(self, generation: int, text: str, pending: list[str | None]) -> None:
         """Keep ``text``, the state paused at the requests ``pending`` (one per approval of

@@ -29,7 +29,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Unpack
 
-from roomkit.adapters._asking import all_at_once, asking
+from roomkit.adapters._asking import all_at_once, asking, one_stop
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._shapes import call_arguments
@@ -128,15 +128,17 @@ def deferred_handler(
         # A call its rule leaves to no one (``when=``) runs now, as when waiting; the others
         # end the run, each naming its request.
         exempt: list[tuple[Any, Pause, Verdict]] = []
-        for part, pause in pauses:
-            if pause.kind == "approval" and not await asker.needs_person(pause):
-                exempt.append((part, pause, Verdict("approve")))
-                continue
-            request = await asker.open(pause)
-            requests.metadata.setdefault(part.tool_call_id, {})[METADATA_KEY] = {
-                "pending_id": request.pending_id,
-                "key": pause.key,
-            }
+        async with one_stop(handler) as opened:
+            for part, pause in pauses:
+                if pause.kind == "approval" and not await asker.needs_person(pause):
+                    exempt.append((part, pause, Verdict("approve")))
+                    continue
+                request = await asker.open(pause)
+                opened.append(request)
+                requests.metadata.setdefault(part.tool_call_id, {})[METADATA_KEY] = {
+                    "pending_id": request.pending_id,
+                    "key": pause.key,
+                }
         return _results(requests, exempt) if exempt else None
 
     return handle
