@@ -6,9 +6,14 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from ai_harness import LOOKUP, Build, ask, new_human, round_of, tool_call
 
-from roomkit import HookTrigger
+from roomkit import HookTrigger, InboundMessage, RoomKit, TextContent
+from roomkit.channels.ai import AIChannel
+from roomkit.core.exceptions import ProviderTimeoutError
+from roomkit.providers.ai.base import AIContext, AIResponse
+from roomkit.providers.ai.mock import MockAIProvider
 
 INPUT = HookTrigger.ON_USER_INPUT_REQUIRED
 
@@ -292,3 +297,38 @@ async def test_an_answer_and_the_channel_bound_in_one_instant_agree(
     else:
         assert told == [False]
         assert h.read() == [(error("Human input timed out after 5.0s for tool 'Ask'"), True)]
+
+
+class SilentOnceModel(MockAIProvider):
+    """A model whose first call never answers; later calls read the script."""
+
+    def __init__(self, *responses: AIResponse) -> None:
+        super().__init__(ai_responses=list(responses))
+        self.silent = True
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        if self.silent:
+            self.silent = False
+            await asyncio.Event().wait()
+        return await super().generate(context)
+
+
+async def test_a_model_call_that_never_answers_fails_at_the_turn_budget() -> None:
+    """The room's next message gets its turn and its reply."""
+    kit = RoomKit()
+    model = SilentOnceModel(AIResponse(content="Here now."))
+    kit.register_channel(AIChannel("agent", provider=model, tool_loop_timeout_seconds=15))
+    await kit.create_room("r1")
+    await kit.attach_channel("r1", "agent")
+    try:
+        with pytest.raises(ProviderTimeoutError, match=r"SilentOnceModel\.generate\(\) did not"):
+            await kit.process_inbound(
+                InboundMessage("ws", "alice", TextContent("hi")), room_id="r1"
+            )
+
+        result = await kit.process_inbound(
+            InboundMessage("ws", "alice", TextContent("still there?")), room_id="r1"
+        )
+    finally:
+        await kit.close()
+    assert [reply.content.body for reply in result.responses] == ["Here now."]

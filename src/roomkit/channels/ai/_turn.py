@@ -25,7 +25,7 @@ from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal
 from roomkit.channels.ai._screen import screened
-from roomkit.core.exceptions import ProviderError, ProviderResponseError
+from roomkit.core.exceptions import ProviderError, ProviderResponseError, ProviderTimeoutError
 from roomkit.core.failed_turns import ends_failed_turn
 from roomkit.core.tasks import cancelled_from_within
 from roomkit.models.enums import ChannelType
@@ -34,6 +34,7 @@ from roomkit.models.room import Room, RoomEvent
 from roomkit.providers.ai.base import (
     AIContext,
     AIMessage,
+    AIProvider,
     AIResponse,
     AITool,
     AIToolCall,
@@ -149,14 +150,44 @@ class Turn:
     async def _generate(self, context: AIContext) -> AIResponse:
         """The provider's response to ``context``, screened.
 
+        One call runs no longer than the turn's whole budget (``tool_loop_timeout_seconds``):
+        a provider that never answers fails the turn, and frees its room for the next message.
+
         Raises:
             ProviderError: the provider raised ``CancelledError`` by itself.
+            ProviderTimeoutError: the provider did not answer within the turn's budget.
             ProviderResponseError: what the provider returned is no ``AIResponse``.
         """
         provider = self.channel.provider
         kind = type(provider).__name__
+        budget = self.channel.tool_loop_timeout_seconds
+        bound = asyncio.timeout(budget)
         try:
-            response: object = await provider.generate(context)
+            async with bound:
+                response: object = await self._generated(provider, context)
+        except TimeoutError:
+            if not bound.expired():
+                raise  # the provider's own timeout, in its own words
+            raise ProviderTimeoutError(
+                f"{kind}.generate() did not answer within the tool_loop_timeout_seconds "
+                f"({budget:g} s) of channel {self.channel.channel_id!r}: give the provider "
+                "a timeout of its own, or the channel a larger tool_loop_timeout_seconds",
+                provider=kind,
+            ) from None
+        if not isinstance(response, AIResponse):
+            raise ProviderResponseError(
+                f"{kind}.generate() must return an AIResponse, got {type(response).__name__}",
+                provider=kind,
+            )
+        return screened(response)
+
+    @staticmethod
+    async def _generated(provider: AIProvider, context: AIContext) -> object:
+        """What ``provider.generate(context)`` returned, a ``CancelledError`` it raised by
+        itself made a :class:`ProviderError`."""
+        kind = type(provider).__name__
+        try:
+            return await provider.generate(context)
         except asyncio.CancelledError as error:
             # Raised by the provider itself, not a cancel of the turn: ending the turn as
             # cancelled would leave the message unanswered and no error to show for it.
@@ -166,12 +197,6 @@ class Turn:
                 f"{kind}.generate() raised CancelledError, though the turn was not cancelled",
                 provider=kind,
             ) from error
-        if not isinstance(response, AIResponse):
-            raise ProviderResponseError(
-                f"{kind}.generate() must return an AIResponse, got {type(response).__name__}",
-                provider=kind,
-            )
-        return screened(response)
 
     async def stop_calls(self, calls: list[AIToolCall]) -> None:
         """Account for the calls of the response the turn stops at: none of them runs.

@@ -44,7 +44,8 @@ class AIChannel(ToolChannel):
             that runs tools itself).
         tool_timeout_seconds: the bound of a host tool call (``None``: unbounded).
         tool_timeouts: per-tool bounds, overriding the defaults (human-input names included).
-        tool_loop_timeout_seconds: no new model round starts after this long.
+        tool_loop_timeout_seconds: no new model round starts after this long, and no one
+            model call runs longer (one that does fails the turn with ``ProviderTimeoutError``).
         max_tool_rounds: the most tool rounds in one turn.
         history_limit: how many of the room's recent events the model sees.
         concurrent_turns: let the kit run several turns of this channel in one room at once.
