@@ -7,6 +7,11 @@ calling the model or running the tool again, so it reaches the very call it was 
 (same provider call id, so the same human-input key) and re-attaches to the question
 already asked. A turn the kit recorded with its message and that never started has no
 conversation yet: it starts from the room's history.
+
+A response is recorded as JSON. The provider's ``metadata`` (the response's, each call's) is
+its own, passed along untouched: an entry JSON cannot hold (an SDK object, bytes that are no
+text, a dict that holds itself) is left out of the record with a warning naming it, and the
+turn goes on with the response as the provider gave it; a re-run reads it without that entry.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
+from roomkit._shown import shown
+from roomkit.core.exceptions import ProviderResponseError
 from roomkit.core.store import JournalStep, OpenTurn, TurnJournal, turn_journal
 from roomkit.models.room import RoomEvent
 from roomkit.providers.ai.base import AIMessage, AIResponse, AIToolResultPart
@@ -96,8 +104,12 @@ class Journal:
     async def response(
         self, round_no: int, generate: Callable[[], Awaitable[AIResponse]]
     ) -> AIResponse:
-        """Round ``round_no``'s model response: replayed if recorded, else generated."""
-        return await self._step(round_no * _SPAN, "response", AIResponse, generate)
+        """Round ``round_no``'s model response: replayed if recorded, else generated.
+
+        Raises:
+            ProviderResponseError: a call's arguments hold what JSON cannot.
+        """
+        return await self._step(round_no * _SPAN, "response", AIResponse, generate, _recorded)
 
     async def result(
         self,
@@ -109,16 +121,21 @@ class Journal:
         return await self._step(round_no * _SPAN + 1 + position, "result", AIToolResultPart, run)
 
     async def _step(
-        self, index: int, kind: str, model: type[_Step], make: Callable[[], Awaitable[_Step]]
+        self,
+        index: int,
+        kind: str,
+        model: type[_Step],
+        make: Callable[[], Awaitable[_Step]],
+        dump: Callable[[_Step], dict[str, Any]] | None = None,
     ) -> _Step:
-        """Step ``index``: read back when recorded, else made now and recorded."""
+        """Step ``index``: read back when recorded, else made now and recorded (as ``dump``
+        writes it, by default its JSON form)."""
         step = self._replay.get(index)
         if step is not None:
             return model.model_validate(step.payload)
         made = await make()
-        await self.store.record_step(
-            self.turn.turn_id, JournalStep(index, kind, made.model_dump(mode="json"))
-        )
+        payload = made.model_dump(mode="json") if dump is None else dump(made)
+        await self.store.record_step(self.turn.turn_id, JournalStep(index, kind, payload))
         return made
 
     async def finish(self, reply: RoomEvent | None) -> bool:
@@ -128,3 +145,54 @@ class Journal:
         stored, so the reply must not be delivered.
         """
         return await self.store.finish_turn(self.turn.turn_id, reply)
+
+
+def _recorded(response: AIResponse) -> dict[str, Any]:
+    """``response`` as its step records it: JSON, without the metadata entries JSON cannot hold.
+
+    Raises:
+        ProviderResponseError: a call's arguments hold what JSON cannot.
+    """
+    try:
+        return response.model_dump(mode="json")
+    except ValueError:
+        pass  # looked at entry by entry below
+    calls = []
+    for call in response.tool_calls:
+        try:
+            to_jsonable_python(call.arguments)
+        except ValueError as error:
+            raise ProviderResponseError(
+                f"The arguments of tool call {shown(call.id)} cannot be recorded as JSON "
+                f"({error}): a provider gives a call's arguments as the model wrote them, "
+                "parsed from JSON"
+            ) from None
+        metadata = _storable(call.metadata, f"the metadata of tool call {shown(call.id)}")
+        calls.append(call.model_copy(update={"metadata": metadata}))
+    kept = response.model_copy(
+        update={
+            "metadata": _storable(response.metadata, "the response's metadata"),
+            "tool_calls": calls,
+        }
+    )
+    return kept.model_dump(mode="json")
+
+
+def _storable(metadata: dict[str, Any], what: str) -> dict[str, Any]:
+    """The entries of ``metadata`` JSON can hold; each other one is logged, naming it."""
+    kept: dict[str, Any] = {}
+    for key, value in metadata.items():
+        try:
+            to_jsonable_python(value)
+        except ValueError as error:
+            logger.warning(
+                "Entry %s of %s is left out of the turn's journal: JSON cannot hold it (%s); "
+                "a re-run after a restart reads the response without it. Keep provider "
+                "metadata to text, numbers, flags, None, lists and dicts",
+                shown(key),
+                what,
+                error,
+            )
+        else:
+            kept[key] = value
+    return kept
