@@ -93,6 +93,29 @@ async def test_attach_channel_needs_the_room_and_the_channel() -> None:
     assert context.room.id == "r1"
 
 
+async def test_an_unknown_room_or_channel_s_long_id_is_cut_short_in_the_error() -> None:
+    kit = RoomKit()
+    kit.register_channel(WebSocketChannel("ws"))
+    await kit.create_room("r1")
+    long_id = "x" * 10_000
+
+    calls = (
+        lambda: kit.get_room(long_id),
+        lambda: kit.attach_channel(long_id, "ws"),
+        lambda: kit.attach_channel("r1", long_id),
+        lambda: kit.process_inbound(
+            InboundMessage("ws", "alice", TextContent("hi")), room_id=long_id
+        ),
+    )
+    for call in calls:
+        with pytest.raises(KeyError) as raised:
+            await call()
+        message = str(raised.value)
+        assert len(message) < 200
+        assert "'xxxxx" in message
+        assert "..." in message
+
+
 async def test_process_inbound_records_the_message_and_the_reply() -> None:
     kit, provider = await kit_with_agent("Hello, alice.")
 

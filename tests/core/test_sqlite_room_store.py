@@ -114,6 +114,22 @@ async def test_writes_into_an_unknown_room_raise_key_error(store: RoomStore) -> 
     assert await store.list_events("nope") == []
 
 
+async def test_an_unknown_room_s_long_id_is_cut_short_in_the_error(store: RoomStore) -> None:
+    room_id = "r" * 10_000
+    with pytest.raises(KeyError) as participant:
+        await store.add_participant(Participant("bob", room_id))
+    with pytest.raises(KeyError) as binding:
+        await store.add_binding(ChannelBinding(room_id, "ws"))
+    with pytest.raises(KeyError) as event:
+        await store.add_event(said(room_id, "hi"))
+
+    for raised in (participant, binding, event):
+        message = str(raised.value)
+        assert len(message) < 200
+        assert "No room 'rrrrr" in message
+        assert message.endswith('... in the store: create it first"')
+
+
 async def test_an_event_added_twice_is_in_the_history_twice(store: RoomStore) -> None:
     """Every store keeps what the application adds: only the client's re-send of one write
     lands once (on Redis, where the client sends a write again)."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from roomkit.core.exceptions import ChannelNotRegisteredError
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import Room, RoomEvent
+from roomkit.models.shown import shown
 
 if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
@@ -57,7 +58,7 @@ class Channel(ABC):
         bindings = await kit.store.list_bindings(room_id)
         if not any(binding.channel_id == self.channel_id for binding in bindings):
             raise KeyError(
-                f"Channel {self.channel_id!r} is not attached to room {room_id!r}: "
+                f"Channel {shown(self.channel_id)} is not attached to room {shown(room_id)}: "
                 "call kit.attach_channel(room_id, channel_id) first"
             )
         return room

@@ -23,6 +23,7 @@ from roomkit.core.ports import HumanInputRoute
 from roomkit.models.kinds import text_answer
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.room import InboundMessage
+from roomkit.models.shown import shown
 
 __all__ = ["Answer", "find_answer", "settle_answer"]
 
@@ -145,7 +146,8 @@ async def _named(
             )
         return Answer(handler, current[0], result, named=True)
     raise UnknownRequestError(
-        f"No question {pending_id!r} for {sender_id!r} in room {room_id!r}: answers= takes "
+        f"No question {shown(pending_id)} for {shown(sender_id)} in room {shown(room_id)}: "
+        "answers= takes "
         "the id of one of the sender's open questions in the room"
     )
 

@@ -16,6 +16,7 @@ from typing import Any
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.core.store import RoomStore
 from roomkit.models.room import InboundMessage, TextContent
+from roomkit.models.shown import shown
 
 __all__ = ["channel_room", "check_inbound", "check_new_room"]
 
@@ -78,11 +79,11 @@ async def channel_room(store: RoomStore, channel_id: str) -> str:
         return rooms[0]
     if not rooms:
         raise KeyError(
-            f"Channel {channel_id!r} is attached to no room: "
+            f"Channel {shown(channel_id)} is attached to no room: "
             "call kit.attach_channel(room_id, channel_id) first"
         )
     raise ValueError(
-        f"Channel {channel_id!r} is attached to {len(rooms)} rooms: "
+        f"Channel {shown(channel_id)} is attached to {len(rooms)} rooms: "
         "pass room_id= to process_inbound"
     )
 

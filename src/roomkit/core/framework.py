@@ -46,6 +46,7 @@ from roomkit.models.room import (
     Room,
     RoomEvent,
 )
+from roomkit.models.shown import shown
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input import HumanInputHandler
@@ -267,7 +268,7 @@ class RoomKit(HookRegistrar):
         """
         room = await self.store.get_room(room_id)
         if room is None:
-            raise KeyError(f"No room {room_id!r}: create it with kit.create_room()")
+            raise KeyError(f"No room {shown(room_id)}: create it with kit.create_room()")
         return room
 
     async def attach_channel(
@@ -289,7 +290,7 @@ class RoomKit(HookRegistrar):
             raise TypeError(f"group must be a string or None, got {type(group).__name__}")
         await self.get_room(room_id)
         if channel_id not in self._channels:
-            raise KeyError(f"No channel {channel_id!r}: call kit.register_channel() first")
+            raise KeyError(f"No channel {shown(channel_id)}: call kit.register_channel() first")
         binding = ChannelBinding(room_id, channel_id, category, dict(metadata or {}), group)
         await self.store.add_binding(binding)
         return binding

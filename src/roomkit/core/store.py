@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
+from roomkit.models.shown import shown
 
 __all__ = [
     "InMemoryStore",
@@ -253,7 +254,7 @@ class InMemoryStore:
             ValueError: a room with this id exists.
         """
         if room.id in self._rooms:
-            raise ValueError(f"Room {room.id!r} already exists")
+            raise ValueError(f"Room {shown(room.id)} already exists")
         self._rooms[room.id] = room
         self._participants[room.id] = {}
         self._bindings[room.id] = {}
@@ -269,7 +270,7 @@ class InMemoryStore:
         Raises:
             KeyError: no such room.
         """
-        self._participants[participant.room_id].setdefault(participant.id, participant)
+        _of_room(self._participants, participant.room_id).setdefault(participant.id, participant)
 
     async def list_participants(self, room_id: str) -> list[Participant]:
         """The room's roster, in the order people joined."""
@@ -281,7 +282,7 @@ class InMemoryStore:
         Raises:
             KeyError: no such room.
         """
-        self._bindings[binding.room_id][binding.channel_id] = binding
+        _of_room(self._bindings, binding.room_id)[binding.channel_id] = binding
 
     async def list_bindings(self, room_id: str) -> list[ChannelBinding]:
         """The room's bindings, in the order the channels were first attached."""
@@ -301,7 +302,7 @@ class InMemoryStore:
         Raises:
             KeyError: no such room.
         """
-        self._events[event.room_id].append(event)
+        _of_room(self._events, event.room_id).append(event)
 
     async def list_events(self, room_id: str, offset: int = 0, limit: int = 50) -> list[RoomEvent]:
         """The room's events, oldest first, from ``offset``, at most ``limit``."""
@@ -316,3 +317,18 @@ class InMemoryStore:
         if limit <= 0:
             return []
         return events[-limit:]
+
+
+_Part = TypeVar("_Part")
+
+
+def _of_room(parts: dict[str, _Part], room_id: str) -> _Part:
+    """The room's share of ``parts`` (its roster, bindings or history).
+
+    Raises:
+        KeyError: no such room, the message saying so as the durable stores do.
+    """
+    try:
+        return parts[room_id]
+    except KeyError:
+        raise KeyError(f"No room {shown(room_id)} in the store: create it first") from None

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
+from roomkit.models.shown import shown
 from roomkit.stores import _sql_rows as rows
 
 __all__ = ["RoomSQL", "Run", "SQLRooms", "no_room"]
@@ -305,4 +306,4 @@ class SQLRooms(Opened):
 
 def no_room(room_id: str) -> str:
     """What a ``KeyError`` says when the room ``room_id`` is not stored."""
-    return f"No room {room_id!r} in the store: create it first"
+    return f"No room {shown(room_id)} in the store: create it first"

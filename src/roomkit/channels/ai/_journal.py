@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from roomkit._shown import shown
 from roomkit.core.exceptions import ProviderResponseError
 from roomkit.core.store import JournalStep, OpenTurn, TurnJournal, turn_journal
 from roomkit.models.room import RoomEvent
+from roomkit.models.shown import shown
 from roomkit.providers.ai.base import AIMessage, AIResponse, AIToolResultPart
 
 __all__ = ["Journal", "journal_for"]

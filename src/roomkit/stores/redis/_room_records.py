@@ -38,6 +38,7 @@ from typing import Any
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, TextContent
+from roomkit.models.shown import shown
 from roomkit.stores._json_fields import dump_json, load_object
 
 __all__ = [
@@ -143,7 +144,7 @@ def encode_room(room: Room, call: str) -> str:
 
 
 def decode_room(raw: bytes | str, room_id: str) -> Room:
-    where = f"room {room_id!r}"
+    where = f"room {shown(room_id)}"
     record = load_object(raw, where)
     metadata = _field(record, "metadata", dict, where)
     return Room(room_id, metadata, _moment(record, "created_at", where))
@@ -159,7 +160,7 @@ def encode_participant(participant: Participant) -> str:
 
 
 def decode_participant(raw: bytes | str, room_id: str) -> Participant:
-    where = f"a participant of room {room_id!r}"
+    where = f"a participant of room {shown(room_id)}"
     record = load_object(raw, where)
     return Participant(
         _field(record, "id", str, where),
@@ -175,7 +176,7 @@ def encode_binding(binding: ChannelBinding) -> str:
 
 
 def decode_binding(raw: bytes | str, room_id: str) -> ChannelBinding:
-    where = f"a binding of room {room_id!r}"
+    where = f"a binding of room {shown(room_id)}"
     record = load_object(raw, where)
     group = record.get("group")
     if group is not None and not isinstance(group, str):
@@ -203,7 +204,7 @@ def encode_event(event: RoomEvent) -> str:
 
 
 def decode_event(raw: bytes | str, room_id: str) -> RoomEvent:
-    where = f"an event of room {room_id!r}"
+    where = f"an event of room {shown(room_id)}"
     record = load_object(raw, where)
     content = TextContent(
         _field(record, "body", str, where), _field(record, "language", str, where, optional=True)

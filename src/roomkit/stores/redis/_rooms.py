@@ -30,6 +30,7 @@ from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.event_ids import has_event_node, reserve_event_ids
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
+from roomkit.models.shown import shown
 from roomkit.stores._opening import SharedOpening
 from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
@@ -470,4 +471,4 @@ class RedisRoomStore(Opened):
 
 
 def _no_room(room_id: str) -> str:
-    return f"No room {room_id!r} in the store: create it first"
+    return f"No room {shown(room_id)} in the store: create it first"

@@ -30,6 +30,7 @@ from roomkit.models.json_limits import (
     MAX_SCOPED_KEY_BYTES,
 )
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.shown import shown
 from roomkit.tools.human_input._argument_size import holding_itself
 from roomkit.tools.human_input.ladder import Escalate, Ladder
 from roomkit.tools.validation import (
@@ -433,7 +434,7 @@ def check_schema(schema: object, name: str = "answer_schema") -> None:
     if not isinstance(schema, dict):
         raise TypeError(
             f"{name} must be a JSON Schema dict or a Pydantic model class, got "
-            f"{_shown(schema)}: pass e.g. {{'type': 'string'}}, or a BaseModel subclass"
+            f"{shown(schema)}: pass e.g. {{'type': 'string'}}, or a BaseModel subclass"
         )
     problem = answer_schema_problem(schema)
     if problem is not None:
@@ -441,12 +442,6 @@ def check_schema(schema: object, name: str = "answer_schema") -> None:
             f"{name} {problem}: pass a JSON Schema dict (e.g. {{'type': 'string'}}) or a "
             "Pydantic model class"
         )
-
-
-def _shown(value: object) -> str:
-    """``value`` as a message shows it: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def check_answer(request: PendingInput, result: str) -> None:
