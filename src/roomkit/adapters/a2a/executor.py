@@ -24,16 +24,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
-import time
-from datetime import UTC, datetime
 from typing import Any, overload
 
 from a2a.helpers.proto_helpers import (
     get_data_parts,
     get_text_parts,
-    new_data_part,
     new_task,
     new_text_part,
 )
@@ -42,7 +38,7 @@ from a2a.server.cluster import VersionedTaskStore
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskStore, TaskUpdater
-from a2a.types import Part, TaskState
+from a2a.types import TaskState
 
 from roomkit.adapters._feed import (
     STRANDED,
@@ -65,14 +61,13 @@ from roomkit.adapters._feed import (
 from roomkit.adapters.a2a._answers import MISSING, Refused, as_text, first_note, settle
 from roomkit.adapters.a2a._cancel import calls_in, calls_of_message, cancel_task
 from roomkit.adapters.a2a._endings import asked, ending
-from roomkit.adapters.a2a._shown import record_shown, shown_in
+from roomkit.adapters.a2a._shown import answered_none, record_shown, request_parts, shown_in
 from roomkit.adapters.a2a._tasks import cancelling
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.failed_turns import MESSAGE_NAME
 from roomkit.core.framework import RoomKit
 from roomkit.core.store import end_turns_of
-from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
 from roomkit.tools.human_input import HumanInputHandler
@@ -361,7 +356,7 @@ class RoomKitExecutor(AgentExecutor):
             request = await self.handler.get_request(pending_id)
             if request is not None and await self._ended(request, updater):
                 return True, []
-        return False, [_answered_none(updater.task_id, showing)] if showing else []
+        return False, [answered_none(updater.task_id, showing)] if showing else []
 
     async def _ended(self, request: PendingInput, updater: TaskUpdater) -> bool:
         """A request that timed out or was withdrawn ends the task; an answered one does not."""
@@ -383,7 +378,7 @@ class RoomKitExecutor(AgentExecutor):
         self, updater: TaskUpdater, open_requests: list[PendingInput], problem: str
     ) -> None:
         parts = [new_text_part(problem)] + [
-            p for r in open_requests for p in _parts(self.handler, r)
+            p for r in open_requests for p in request_parts(self.handler, r)
         ]
         await updater.requires_input(updater.new_agent_message(parts))
 
@@ -444,7 +439,7 @@ class RoomKitExecutor(AgentExecutor):
         message = [new_text_part(text) for text in said]
         if held and (held := await self.access.visible(caller, held)):
             for request in held:
-                message += _parts(self.handler, request)
+                message += request_parts(self.handler, request)
                 await record_shown(self.handler, request, caller.actor_id, updater.task_id)
             await updater.requires_input(updater.new_agent_message(message))
         else:
@@ -455,44 +450,6 @@ class RoomKitExecutor(AgentExecutor):
 def _what(task_id: str) -> str:
     """What the log and the caller's message call the message that started task ``task_id``."""
     return f"A2A message of task {task_id}"
-
-
-def _answered_none(task_id: str, showing: dict[str, set[str]]) -> str:
-    """What tells the caller their plain text answered nothing: their task shows no open
-    request, and which open requests wait on which tasks."""
-    waiting = [f"request {pending_id} ({_tasks(tasks)})" for pending_id, tasks in showing.items()]
-    return (
-        f"Task {task_id} shows no open request: the message answered none. "
-        f"Waiting: {', '.join(waiting)}"
-    )
-
-
-def _tasks(tasks: set[str]) -> str:
-    if not tasks:
-        return "no task shows it"
-    return ("task " if len(tasks) == 1 else "tasks ") + ", ".join(sorted(tasks))
-
-
-def _parts(handler: HumanInputHandler, request: PendingInput) -> list[Part]:
-    """A request as the parts of an ``input-required`` message: its question, its data."""
-    arguments = request.arguments
-    question = arguments.get("question") or arguments.get("action")
-    if not isinstance(question, str):
-        question = f"{request.tool_name}({json.dumps(arguments, ensure_ascii=False)})"
-    left = handler.time_left(request)
-    data: dict[str, Any] = {
-        "pending_id": request.pending_id,
-        "kind": str(request_kind(request)),
-        "schema": request.answer_schema,
-        "expires_at": None if left is None else _iso_in(left),
-        "digest": request.arguments_digest,
-    }
-    return [new_text_part(question), new_data_part(data)]
-
-
-def _iso_in(seconds: float) -> str:
-    moment = datetime.fromtimestamp(time.time() + seconds, UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _say(updater: TaskUpdater, text: str) -> Any:
