@@ -54,7 +54,24 @@ _FINAL = frozenset(
 )
 
 
-class CancellingTasks(TaskStore):
+class _Passing:
+    """What a cancelling store passes to the store it wraps unchanged: listing, deleting."""
+
+    def __init__(self, inner: TaskStore | VersionedTaskStore, cancels: Cancels) -> None:
+        self.inner = inner
+        """The store the tasks are kept in."""
+        self._cancels = cancels
+
+    async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
+        """The caller's tasks that ``params`` ask for."""
+        return await self.inner.list(params, context)
+
+    async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        """Delete the task ``task_id``."""
+        await self.inner.delete(task_id, context)
+
+
+class CancellingTasks(_Passing, TaskStore):
     """``inner``, carrying out (``cancels``) a cancel the SDK wrote without the executor.
 
     Args:
@@ -62,10 +79,7 @@ class CancellingTasks(TaskStore):
         cancels: what carries a cancel out (:meth:`RoomKitExecutor.task_store` gives it).
     """
 
-    def __init__(self, inner: TaskStore, cancels: Cancels) -> None:
-        self.inner = inner
-        """The store the tasks are kept in."""
-        self._cancels = cancels
+    inner: TaskStore
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         """Store ``task``; when the write is a cancel the executor was not told of, carry it
@@ -77,16 +91,8 @@ class CancellingTasks(TaskStore):
         """The task ``task_id``, when the caller may read it."""
         return await self.inner.get(task_id, context)
 
-    async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-        """The caller's tasks that ``params`` ask for."""
-        return await self.inner.list(params, context)
 
-    async def delete(self, task_id: str, context: ServerCallContext) -> None:
-        """Delete the task ``task_id``."""
-        await self.inner.delete(task_id, context)
-
-
-class CancellingVersionedTasks(VersionedTaskStore):
+class CancellingVersionedTasks(_Passing, VersionedTaskStore):
     """``inner``, a versioned store, carrying out (``cancels``) a cancel the SDK wrote
     without the executor.
 
@@ -95,10 +101,7 @@ class CancellingVersionedTasks(VersionedTaskStore):
         cancels: what carries a cancel out (:meth:`RoomKitExecutor.task_store` gives it).
     """
 
-    def __init__(self, inner: VersionedTaskStore, cancels: Cancels) -> None:
-        self.inner = inner
-        """The store the tasks are kept in."""
-        self._cancels = cancels
+    inner: VersionedTaskStore
 
     async def save(
         self,
@@ -128,14 +131,6 @@ class CancellingVersionedTasks(VersionedTaskStore):
     async def get(self, task_id: str, context: ServerCallContext) -> StoredTask | None:
         """The task ``task_id`` with its version, when the caller may read it."""
         return await self.inner.get(task_id, context)
-
-    async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-        """The caller's tasks that ``params`` ask for."""
-        return await self.inner.list(params, context)
-
-    async def delete(self, task_id: str, context: ServerCallContext) -> None:
-        """Delete the task ``task_id``."""
-        await self.inner.delete(task_id, context)
 
 
 async def _carry_out(
