@@ -37,6 +37,7 @@
     ├── BodyRefusedError            also ValueError: a body from the network, refused unparsed
     ├── NotifyConfigError           also ValueError: a notifier's TOML file is wrong (names the key)
     ├── AuditKeyError               also ValueError: the trail cannot be signed: no audit key
+    ├── RunUnderWayError            also RuntimeError: another start of the same run is under way
     ├── ChannelStateError           also RuntimeError: the channel cannot do that now
     │   ├── ChannelNotRegisteredError   not registered with a kit: call kit.register_channel()
     │   ├── ChannelClosedError          close() started: nothing new starts on the channel
@@ -96,6 +97,7 @@ __all__ = [
     "RequestSettledError",
     "RequestWithdrawnError",
     "RoomKitError",
+    "RunUnderWayError",
     "SessionNotOpenError",
     "StoreClosedError",
     "StoreError",
@@ -402,6 +404,12 @@ class NotifyConfigError(RoomKitError, ValueError):
     def __init__(self, message: str, *, key: str = "") -> None:
         super().__init__(message)
         self.key = key
+
+
+class RunUnderWayError(RoomKitError, RuntimeError):
+    """A durable run's ``start`` met another start of the same run still running, before
+    it kept the run's pause: nothing was run, and nobody was asked. Start it again once the
+    other has kept its pause (the call then re-attaches to its requests)."""
 
 
 class ChannelStateError(RoomKitError, RuntimeError):

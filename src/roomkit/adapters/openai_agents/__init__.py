@@ -30,11 +30,13 @@ from pydantic_core import to_jsonable_python
 from roomkit.adapters._asking import all_at_once, asking, one_stop
 from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
+from roomkit.adapters._resumes import LEASE
 from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.openai_agents._saved import SavedRuns
 from roomkit.adapters.openai_agents._tools import tool_names
 from roomkit.adapters.options import AskOptions
+from roomkit.core.exceptions import RunUnderWayError
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CHANNEL", "RunOptions", "final_output", "resume", "run", "start"]
@@ -133,29 +135,52 @@ async def start(
     job does) is not run again with ``input``: its requests are re-attached to, nobody is
     asked twice, and it goes on as :func:`resume` would.
 
+    Two starts of one run at the same moment run the model once: the other raises
+    :class:`~roomkit.core.exceptions.RunUnderWayError` while the first has not kept its
+    pause, and re-attaches to its requests once it has.
+
     Raises:
         ValueError: the run started under ``run_key`` has finished (a new run takes a new
             ``run_key``); ``run_key`` is not one (as :func:`run` checks it, before the model
             runs).
+        RunUnderWayError: another start of the run is running and has not kept its pause
+            yet (nothing was run).
     """
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.start()", passes_on=True)
     saved = SavedRuns(asker, _checked(run_key, "openai_agents.start()"))
     warn_unmatched(asker.rules, tool_names(agent), where="openai_agents.start()")
     paused = await saved.latest()
-    if paused is not None:
-        if await saved.finished():
-            raise ValueError(
-                f"the run started under run_key {run_key!r} has finished (final_output() "
-                "reads its output): a run_key names one run, so start a new run under a "
-                "new run_key"
-            )
-        # Started already (a start run again after a crash, say): the model is not asked
-        # again, which would mint new call ids and ask people about the same calls twice.
-        return await _go_on(agent, asker, saved, paused, passed)
-    result = await Runner.run(agent, input, **passed)
-    return await _pause_or_finish(
-        asker, saved, result, 0, lambda state: Runner.run(agent, state, **passed)
-    )
+    if paused is None:
+        # One start runs the model at a time: two would mint call ids of their own and ask
+        # people about the same calls twice. The claim is held until the pause is kept.
+        if not await asker.resumes.claim(saved.starting(), lease=LEASE):
+            paused = await saved.latest()
+            if paused is None:
+                raise RunUnderWayError(
+                    f"another start() of the run {run_key!r} is running and has not kept its "
+                    "pause yet: nothing was run and nobody was asked; start() it again once "
+                    "that one returned (it then re-attaches to the run's requests), or, if "
+                    f"that one died, once its claim lapses ({LEASE:.0f} seconds after it began)"
+                )
+        else:
+            try:
+                paused = await saved.latest()  # kept by a start that ended since the look
+                if paused is None:
+                    result = await Runner.run(agent, input, **passed)
+                    return await _pause_or_finish(
+                        asker, saved, result, 0, lambda state: Runner.run(agent, state, **passed)
+                    )
+            finally:
+                await asker.resumes.unclaim(saved.starting())
+    if await saved.finished():
+        raise ValueError(
+            f"the run started under run_key {run_key!r} has finished (final_output() "
+            "reads its output): a run_key names one run, so start a new run under a "
+            "new run_key"
+        )
+    # Started already (a start run again after a crash, say): the model is not asked
+    # again, which would mint new call ids and ask people about the same calls twice.
+    return await _go_on(agent, asker, saved, paused, passed)
 
 
 async def resume(

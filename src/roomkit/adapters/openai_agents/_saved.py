@@ -66,6 +66,11 @@ class SavedRuns:
         """The name of the claim on resuming from ``generation``."""
         return f"oa:{self.scoped}:{generation}"
 
+    def starting(self) -> str:
+        """The name of the claim on starting the run (running its model up to its first
+        pause)."""
+        return f"oa-start:{self.scoped}"
+
     def anchor(self, generation: int, pause: Pause) -> Pause:
         """``pause``, keyed as the anchor of ``generation``."""
         return dataclasses.replace(pause, key=pause_key("oa-anchor", self.key, f"g{generation}"))
