@@ -52,6 +52,12 @@ def test_a_bad_url_says_which_forms_work(url: str, advice: str) -> None:
     assert advice in str(caught.value)
 
 
+@pytest.mark.parametrize("url", ["memory://", "memory:"])
+def test_memory_written_as_a_url_says_to_write_it_alone(url: str) -> None:
+    with pytest.raises(ValueError, match="write memory alone, without '://'"):
+        open_url(url)
+
+
 async def test_sqlite_keeps_requests_and_rooms_in_one_file(tmp_path: Path) -> None:
     path = tmp_path / "both.db"
     requests, rooms = open_url(f"sqlite:///{path}")

@@ -96,6 +96,8 @@ def open_url(url: str, *, create: bool = True) -> OpenedStores:
 
         postgres_store = PostgresStore(url, create=create)
         return OpenedStores(postgres_store, PostgresRoomStore.beside(postgres_store))
+    if url.startswith("memory:"):
+        raise ValueError(f"{url!r} is not a store URL: write memory alone, without '://'")
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:").lstrip("/") or "desk.db"
         raise ValueError(
