@@ -136,6 +136,13 @@ async def test_wait_false_ends_the_run_and_results_for_continues_it_once(
     assert json.loads(second.output) == {"send": "sent to dan", "ask": "green"}
 
 
+@pytest.mark.parametrize("wait", ["no", "false", 0, None])
+async def test_a_wait_that_is_no_bool_is_refused(wait: Any) -> None:
+    """``wait="no"`` was taken as true: the run waited in this process instead of ending."""
+    with pytest.raises(TypeError, match=r"deferred_handler\(\): wait is True or False"):
+        pa.deferred_handler(HumanInputHandler(), wait=wait)
+
+
 async def test_the_desk_takes_a_listed_approver_and_refuses_another() -> None:
     from tests.desk.desk_harness import World, bearer
 

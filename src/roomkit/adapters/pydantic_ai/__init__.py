@@ -107,8 +107,14 @@ def deferred_handler(
             question's ladder default marked as a default).
 
     Raises:
-        TypeError: an option is not one of ``AskOptions``.
+        TypeError: an option is not one of ``AskOptions``, or ``wait`` is no bool (a
+            string such as ``"no"`` would be taken as true, and the run would wait).
     """
+    if not isinstance(wait, bool):
+        raise TypeError(
+            f"pydantic_ai.deferred_handler(): wait is True or False, got {wait!r}: "
+            "pass wait=False to end the run with its requests"
+        )
     asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.deferred_handler()")
     checked: set[str] = set()  # the runs whose tools were held up against the approvals
 
