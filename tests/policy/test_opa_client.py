@@ -115,3 +115,36 @@ async def test_an_answer_over_the_cap_is_read_no_further(flooding: str, path: st
             await policy.decide(CALL)
     finally:
         await policy.aclose()
+
+
+@pytest.fixture
+def nesting() -> Iterator[str]:
+    """An OPA stub on loopback answering with a result nested 100,000 lists deep."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            data = b'{"result": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    with serving(Handler) as url:
+        yield url
+
+
+async def test_an_answer_nested_too_deep_fails_saying_so(nesting: str) -> None:
+    """It raised RecursionError from the JSON decoder: ``on_error`` decided, but the failure
+    logged and recorded was a RecursionError, saying nothing of OPA's answer."""
+    policy = OPAPolicy(nesting)
+    try:
+        with pytest.raises(RuntimeError, match=r"nests too deep to read") as failed:
+            await policy.decide(CALL)
+    finally:
+        await policy.aclose()
+    assert not isinstance(failed.value, RecursionError)

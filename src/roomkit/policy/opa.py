@@ -3,10 +3,10 @@
 ``POST <url>/v1/data/<path>`` with ``{"input": <the call>}``; the response's ``result`` is read
 as :func:`~roomkit.policy._base.read_result` reads a Rego result (``{"decision": ...,
 "reason": ...}`` or ``{"allow": bool}``); no ``result`` (the rule is undefined) or any other
-shape is ``Abstain``. A status other than 200, a body that is not JSON, a connection that
-fails, an answer over :data:`MAX_ANSWER_BYTES` (read no further) or a query slower than
-``timeout`` is a failure of the back end: ``on_error`` decides, and the failure is logged
-and recorded.
+shape is ``Abstain``. A status other than 200, a body that is not JSON (or nests too deep
+to read), a connection that fails, an answer over :data:`MAX_ANSWER_BYTES` (read no
+further) or a query slower than ``timeout`` is a failure of the back end: ``on_error``
+decides, and the failure is logged and recorded.
 
 The policy holds one HTTP client, made when the policy is built (making one blocks the event
 loop for a while) and kept for every query, with its connections to OPA, on the event loop of
@@ -102,8 +102,8 @@ class OPAPolicy(PolicyBase):
         """OPA's result on ``call``, as one of the four decisions.
 
         Raises:
-            RuntimeError: OPA answered with an error status, a body that is not JSON, or
-                one over :data:`MAX_ANSWER_BYTES`.
+            RuntimeError: OPA answered with an error status, a body that is not JSON, one
+                nesting too deep to read, or one over :data:`MAX_ANSWER_BYTES`.
             httpx.HTTPError: the query failed.
             TimeoutError: the whole query took longer than ``timeout`` (httpx's own bound
                 is on each read: an answer trickling in a byte at a time never meets it).
@@ -127,6 +127,12 @@ class OPAPolicy(PolicyBase):
             body = json.loads(text)
         except ValueError:
             raise RuntimeError(f"OPA's answer at {self.endpoint} is not JSON") from None
+        except RecursionError:
+            # A decision document nests a level or two; this one cannot be one.
+            raise RuntimeError(
+                f"OPA's answer at {self.endpoint} nests too deep to read, and is no decision "
+                "document: point the policy's path at the rule that gives the decision"
+            ) from None
         if not isinstance(body, dict) or "result" not in body:
             return Abstain(f"{self.endpoint} is undefined")
         return read_result(body["result"])
