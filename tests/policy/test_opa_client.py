@@ -30,11 +30,9 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         thread.join(5)
 
 
-@pytest.fixture
-def opa() -> Iterator[tuple[str, list[int]]]:
-    """An OPA stub on loopback that keeps connections open (HTTP/1.1) and allows every call;
-    its URL, and the client port of each query it answered."""
-    ports: list[int] = []
+def answering(data: bytes, ports: list[int]) -> type[BaseHTTPRequestHandler]:
+    """An OPA stub's handler that keeps connections open (HTTP/1.1) and answers every query
+    with ``data``, putting the client port of each query in ``ports``."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -42,7 +40,6 @@ def opa() -> Iterator[tuple[str, list[int]]]:
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("content-length", "0")))
             ports.append(self.client_address[1])
-            data = json.dumps({"result": {"decision": "allow"}}).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
@@ -52,7 +49,15 @@ def opa() -> Iterator[tuple[str, list[int]]]:
         def log_message(self, format: str, *args: object) -> None:
             return
 
-    with serving(Handler) as url:
+    return Handler
+
+
+@pytest.fixture
+def opa() -> Iterator[tuple[str, list[int]]]:
+    """An OPA stub on loopback that keeps connections open (HTTP/1.1) and allows every call;
+    its URL, and the client port of each query it answered."""
+    ports: list[int] = []
+    with serving(answering(json.dumps({"result": {"decision": "allow"}}).encode(), ports)) as url:
         yield url, ports
 
 
@@ -120,21 +125,8 @@ async def test_an_answer_over_the_cap_is_read_no_further(flooding: str, path: st
 @pytest.fixture
 def nesting() -> Iterator[str]:
     """An OPA stub on loopback answering with a result nested 100,000 lists deep."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length", "0")))
-            data = b'{"result": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: object) -> None:
-            return
-
-    with serving(Handler) as url:
+    data = b'{"result": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with serving(answering(data, [])) as url:
         yield url
 
 
