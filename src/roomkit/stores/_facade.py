@@ -62,6 +62,9 @@ class _Approvals(Protocol):
         seq: int,
         notices: Sequence[OutboxItem] = (),
     ) -> bool: ...
+    async def append_history_after(
+        self, pending_id: str, entry: dict[str, Any], seq: int
+    ) -> bool: ...
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]: ...
 
 
@@ -294,6 +297,22 @@ class PartsFacade(DurableBase):
             notice.encoded_body()  # not JSON-ready: the TypeError comes before the write
         await self._parts_ready()
         return await self._approvals.append_history_at(pending_id, entry, seq, notices)
+
+    async def append_history_after(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` as entry ``seq`` of the request's history, open or settled;
+        ``False``, having written nothing, when its history is no longer ``seq`` entries
+        long.
+
+        One check-and-set on the chain's head: two processes that read the same history and
+        owe the same entry from it after the settle (a ladder's default) write it once, and
+        one whose write the store did not see through cannot add a second later.
+
+        Raises:
+            TypeError, StoreUnavailableError, StoreClosedError: as :meth:`append_history`.
+        """
+        entry_text(entry)  # not JSON-serialisable: the TypeError comes before the write
+        await self._parts_ready()
+        return await self._approvals.append_history_after(pending_id, entry, seq)
 
     async def history_texts(self) -> dict[str, list[str]]:
         """Every request's stored history entries, oldest first, by request id.

@@ -469,6 +469,18 @@ class GuardedHistory(Protocol):
 
 
 @runtime_checkable
+class SettledHistory(Protocol):
+    """A store that appends to a history while it is as its writer read it, whether the
+    request is open or settled: an entry owed once after the settle (a ladder's default)."""
+
+    async def append_history_after(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` (checked by :func:`check_entry`) as entry ``seq`` of the
+        request's history, open or settled, in one write that checks it; ``False``, having
+        written nothing, when the history is no longer ``seq`` entries long."""
+        ...
+
+
+@runtime_checkable
 class NoticedHistory(Protocol):
     """A guarded history whose store keeps the notification outbox too, and adds to it in
     the append's own write: an entry that owes someone a notice (a reassignment) and the

@@ -113,6 +113,19 @@ class Approvals(WritingPart):
             await add_items(db, self.sql.schema, notices)
         return written
 
+    async def append_history_after(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` as entry ``seq`` of the request's chain, open or settled, in a
+        transaction of its own; ``False``, with nothing written, when the chain is not
+        ``seq`` long (another transaction's entry took that seq)."""
+        check_nul({"pending_id": pending_id})
+        await self.ready()
+        written = False
+        async with self.link.connection() as db, db.transaction() as writing:
+            written = await append_at(db, self.sql, pending_id, entry, seq, self.judged_at())
+            if not written:  # the chain's last append goes back with the rest
+                raise Rollback(writing)
+        return written
+
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""
         if "\x00" in pending_id:

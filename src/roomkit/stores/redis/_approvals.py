@@ -103,20 +103,7 @@ class Approvals(ChainPart):
 
     async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int:
         """Append ``entry`` to the request's chain, linked again when the head moved; its seq."""
-        keys = [self.layout.record(pending_id), *self.layout.chain(pending_id)]
-        length, head = self.heads.guess(pending_id)
-        while True:
-            lines, after, signed = self.heads.link(pending_id, (entry,), (length, head))
-            args = [length, self.audit_ms, signed, *lines]
-            # A token per attempt: the client's re-send of this one appends nothing more.
-            sent = with_token(self.layout.prefix, keys, args, within=self.within)
-            async with guard(self.where, pending_id, within=self.within):
-                done = await self._append(*sent)
-            if not isinstance(done, list):
-                break
-            length, head = _history.Heads.moved(pending_id, done)
-        self.heads.wrote(pending_id, length + 1, after)
-        return length
+        return await self._appended(pending_id, entry, None)
 
     async def append_history_at(
         self,
@@ -153,6 +140,35 @@ class Approvals(ChainPart):
             return False
         self.heads.wrote(pending_id, length + 1, after)
         return True
+
+    async def append_history_after(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` as entry ``seq`` of the request's chain, open or settled, in the
+        script of :meth:`append_history` (a closed request's history expiring a retention
+        after it); ``False``, with nothing written, when the chain is not ``seq`` long."""
+        return await self._appended(pending_id, entry, seq) >= 0
+
+    async def _appended(self, pending_id: str, entry: dict[str, Any], seq: int | None) -> int:
+        """Run :data:`~._history.APPEND` for ``entry`` until it lands, linked again when the
+        head moved; its seq. Given ``seq``, only as that entry: ``-1``, with nothing
+        written, once the chain is not ``seq`` long."""
+        keys = [self.layout.record(pending_id), *self.layout.chain(pending_id)]
+        length, head = self.heads.guess(pending_id)
+        if seq is not None and length != seq:
+            length = -1  # no chain is that long: the script hands back the head to link to
+        while True:
+            lines, after, signed = self.heads.link(pending_id, (entry,), (length, head))
+            args = [length, self.audit_ms, signed, *lines]
+            # A token per attempt: the client's re-send of this one appends nothing more.
+            sent = with_token(self.layout.prefix, keys, args, within=self.within)
+            async with guard(self.where, pending_id, within=self.within):
+                done = await self._append(*sent)
+            if not isinstance(done, list):
+                break
+            length, head = _history.Heads.moved(pending_id, done)
+            if seq is not None and length != seq:  # another entry came first
+                return -1
+        self.heads.wrote(pending_id, length + 1, after)
+        return length
 
     async def read_history(self, pending_id: str) -> list[dict[str, Any]]:
         """The request's history, oldest first."""

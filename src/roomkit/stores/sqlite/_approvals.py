@@ -91,15 +91,23 @@ class Approvals(ChainPart):
             found = query(db, sql.SELECT_APPROVERS, (pending_id,))
             if not found or found[0][0] != _PENDING:
                 return False
-            head = query(db, sql.HISTORY_HEAD, (pending_id,))
-            try:
-                length = stored_seq(head[0][0], pending_id) + 1 if head else 0
-            except CorruptRecordError as error:
-                raise Undo(error) from None
-            if length != seq:
+            if _length(db, pending_id) != seq:
                 return False
             append_chained(db, pending_id, (entry,), now, self.trail.anchoring)
             add_items(db, notices)
+            return True
+
+        return bool(await self.write(write))
+
+    async def append_history_after(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` as entry ``seq`` of the request's chain, open or settled, under
+        the file's write lock; ``False``, with nothing written, when the chain is not ``seq``
+        long."""
+
+        def write(db: sqlite3.Connection, now: float) -> bool:
+            if _length(db, pending_id) != seq:
+                return False
+            append_chained(db, pending_id, (entry,), now, self.trail.anchoring)
             return True
 
         return bool(await self.write(write))
@@ -116,3 +124,16 @@ class Approvals(ChainPart):
             read_entry(text, stored_seq(seq, pending_id), pending_id=pending_id)
             for seq, text in rows
         ]
+
+
+def _length(db: sqlite3.Connection, pending_id: str) -> int:
+    """How many entries the request's chain holds, read inside the write's transaction.
+
+    Raises:
+        Undo: an entry's ``seq`` is no whole number (the write is undone, its caller told).
+    """
+    head = query(db, sql.HISTORY_HEAD, (pending_id,))
+    try:
+        return stored_seq(head[0][0], pending_id) + 1 if head else 0
+    except CorruptRecordError as error:
+        raise Undo(error) from None

@@ -221,6 +221,20 @@ class MemoryTrail:
         request._history = (*history, detached(entry))
         return True
 
+    async def append_history_after(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+        """Append ``entry`` (checked already) as entry ``seq`` of the request's history,
+        open or settled; ``False`` when its history is not ``seq`` long. Nothing awaits
+        between the check and the append.
+
+        Raises:
+            UnknownRequestError: as :meth:`append_history`.
+        """
+        request = self._recall(pending_id)
+        if request is not None and len(recorded(request)) != seq:
+            return False
+        self.keep(pending_id, detached(entry))
+        return True
+
     def keep(self, pending_id: str, item: dict[str, Any] | LaterEntry) -> int:
         """Append ``item`` (checked already, shared with nobody) as it is; its ``seq``.
 
