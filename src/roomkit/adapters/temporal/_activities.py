@@ -37,27 +37,26 @@ from roomkit.core.exceptions import (
     KeyConflictError,
     RoomKitError,
     StoreError,
-    StoreUnavailableError,
 )
 from roomkit.core.tasks import cancel_and_wait
 from roomkit.models.json_limits import MAX_SCOPED_KEY_BYTES
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
-from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.checks import check_approvers, scoped_key_bytes
-from roomkit.tools.human_input.ladder import Ladder, default, escalate, record_ladder, remind
+from roomkit.tools.human_input.ladder import (
+    Ladder,
+    default,
+    escalate,
+    record_default,
+    record_ladder,
+    remind,
+)
 
 __all__ = ["activities"]
 
 _PENDING = PendingInputStatus.PENDING
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
-_DEFAULTED_KEEP = 7 * 86_400.0
-"""Seconds the claim on a request's ``defaulted`` entry is kept: past any repeat of its
-workflow's expire activity."""
-_UNSURE = "defaulted-unsure"
-"""The heartbeat of an expire attempt whose claim on the ``defaulted`` entry stays spent
-while the entry's append may or may not have landed: the next attempt reads the history."""
 _T = TypeVar("_T")
 _BEATS_PER_TIMEOUT = 4
 """Heartbeats per heartbeat timeout: the SDK sends at most one per 80 % of the timeout, the
@@ -68,8 +67,8 @@ async def _beating(work: Awaitable[_T]) -> _T:
     """Await ``work`` while heartbeating, if the workflow gave the activity a heartbeat
     timeout: the worker is alive as long as the event loop runs, however long the store
     takes. Each heartbeat repeats the details the attempt started with, so that what an
-    earlier attempt told the next (:data:`_UNSURE`) reaches the one after, should this one
-    die; an attempt that says something else says it as it ends (after the last beat)."""
+    earlier attempt told the next reaches the one after, should this one die; an attempt
+    that says something else says it as it ends (after the last beat)."""
     timeout = activity.info().heartbeat_timeout
     if not timeout:
         return await work
@@ -232,32 +231,17 @@ class _Activities:
         return {"withdrawn": await self.handler.arelease(ask["pending_id"])}
 
     async def _defaulted(self, pending_id: str, answer: str) -> None:
-        """Record that ``pending_id`` was answered with its ladder's default, once: attempts
-        of the expire activity may overlap (one timed out while still running), and the
-        workflow runs it again when the timeout came by update.
-
-        A claim spent, or an append made, that the store did not see through (unreachable,
-        or cut by its timeout) may still land: the claim stays spent, and the attempt tells
-        the next one so through its heartbeat; that attempt writes the entry only if the
-        history lacks it.
+        """Record that ``pending_id`` was answered with its ladder's default, once
+        (:func:`~roomkit.tools.human_input.ladder.record_default`): attempts of the expire
+        activity may overlap (one timed out while still running), and the workflow runs it
+        again when the timeout came by update. An append that the store did not see through
+        and that lands later takes the place the next attempt's would: one is written.
         """
-        handler, claim = self.handler, f"temporal-defaulted:{pending_id}"
-        unsure = _UNSURE in activity.info().heartbeat_details
         try:
-            if not await handler.ledger.spend_once(
-                claim, until=now_of(handler) + _DEFAULTED_KEEP
-            ) and (not unsure or await _has_defaulted(handler, pending_id)):
-                return
-            await handler.record(pending_id, new_entry("defaulted", answer=answer))
-        except StoreUnavailableError:
-            # Refunding the claim would let the next attempt write a second entry, should
-            # this one land after the store gave up on it.
-            activity.heartbeat(_UNSURE)
+            await record_default(self.handler, pending_id, answer)
+        except StoreError:
             raise  # retried: the store may be back on the next attempt
-        except BaseException as error:
-            await handler.ledger.refund_spent(claim)
-            if isinstance(error, StoreError) or not isinstance(error, ValueError | RoomKitError):
-                raise  # retried: the store may be back on the next attempt
+        except (ValueError, RoomKitError) as error:
             # No attempt can record it: the workflow gets the reason, not endless retries.
             raise _refused(
                 ValueError(
@@ -265,12 +249,6 @@ class _Activities:
                     f"recorded: {error}: give the ladder a default UTF-8 can encode"
                 )
             ) from None
-
-
-async def _has_defaulted(handler: HumanInputHandler, pending_id: str) -> bool:
-    """Whether the history of ``pending_id`` holds its ``defaulted`` entry."""
-    history = await handler.history(pending_id)
-    return any(entry.get("type") == "defaulted" for entry in history)
 
 
 def activities(handler: HumanInputHandler) -> Sequence[Callable[..., Any]]:

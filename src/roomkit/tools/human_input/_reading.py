@@ -18,7 +18,14 @@ from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutEr
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores import GuardedHistory, NoticedHistory, PendingStore, StoreTrail, check_entry
+from roomkit.stores import (
+    GuardedHistory,
+    NoticedHistory,
+    PendingStore,
+    SettledHistory,
+    StoreTrail,
+    check_entry,
+)
 from roomkit.stores.base import ChangeListener, DurableStore, SpendLedger, check_settled_listing
 from roomkit.stores.outbox import Outbox, OutboxItem
 from roomkit.tools.human_input._announce import Announcer
@@ -123,6 +130,7 @@ class HandlerReads:
         *,
         seq: int,
         notices: Sequence[OutboxItem] = (),
+        open_only: bool = True,
     ) -> bool:
         """Append ``entry`` to the open request's history as its entry ``seq`` (the length
         of the history a caller read and decided ``entry`` from), in one check-and-set;
@@ -136,6 +144,9 @@ class HandlerReads:
                 store that keeps the outbox beside the histories (SQLite, Redis,
                 PostgreSQL), so that a process dying between the two loses no notice;
                 just after it on any other store.
+            open_only: ``False`` appends to a settled request's history too (an entry owed
+                once after the settle, as a ladder's default); ``notices`` are then added
+                just after the entry, on every store.
 
         Raises:
             TypeError, ValueError, InvalidTextError: as :meth:`record`; or ``seq`` is no
@@ -154,23 +165,28 @@ class HandlerReads:
         log = self._decisions.log
         # One write where the outbox is the store's own, beside the histories.
         beside = getattr(log, "outbox", None) is self._outbox
-        if owed and beside and isinstance(log, NoticedHistory):
+        if owed and beside and open_only and isinstance(log, NoticedHistory):
             return await log.append_history_noticed(pending_id, checked, seq, owed)
-        if not await self._append_at(pending_id, checked, seq):
+        if not await self._append_at(pending_id, checked, seq, open_only):
             return False
         if owed:
             await self._outbox.add(owed)
         return True
 
-    async def _append_at(self, pending_id: str, entry: dict[str, Any], seq: int) -> bool:
+    async def _append_at(
+        self, pending_id: str, entry: dict[str, Any], seq: int, open_only: bool
+    ) -> bool:
         log = self._decisions.log
-        if isinstance(log, GuardedHistory):
+        if open_only and isinstance(log, GuardedHistory):
             return await log.append_history_at(pending_id, entry, seq)
+        if not open_only and isinstance(log, SettledHistory):
+            return await log.append_history_after(pending_id, entry, seq)
         # A log of the application's own store: the checks read first, and a write in
         # another process may come between them and the append.
-        request = await self._engine.get_request(pending_id)
-        if request is None or request.status is not PendingInputStatus.PENDING:
-            return False
+        if open_only:
+            request = await self._engine.get_request(pending_id)
+            if request is None or request.status is not PendingInputStatus.PENDING:
+                return False
         if len(await log.read_history(pending_id)) != seq:
             return False
         await log.append_history(pending_id, entry)

@@ -14,12 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.models.clock import positive_seconds, utcnow
 from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of
@@ -35,12 +33,7 @@ MAX_DEFAULT_CHARS = 32_000
 characters a history entry holds (:data:`roomkit.stores.MAX_ENTRY_CHARS`), beside the
 ladder's record of it."""
 
-DEFAULTED_KEEP = 7 * 86_400.0
-"""Seconds the ledger keeps the mark of a request's ``defaulted`` entry; a caller coming
-later finds the entry in the history instead."""
-
 __all__ = [
-    "DEFAULTED_KEEP",
     "MAX_DEFAULT_CHARS",
     "Default",
     "Escalate",
@@ -216,42 +209,26 @@ async def keep_ladder(handler: HumanInputHandler, request: PendingInput, ladder:
 async def record_default(handler: HumanInputHandler, pending_id: str, answer: str) -> None:
     """Put the ladder's default ``answer`` in the history of the timed-out ``pending_id``,
     once however many callers read its timeout at once (processes re-attaching to one keyed
-    call, resumers of one pause): the one that spends the request's mark in the handler's
-    ledger writes the entry, unless the history holds it already (written before the mark
-    lapsed, or before marks were kept).
+    call, resumers of one pause), and whenever one of them dies.
 
-    An append the store did not see through (unreachable, cut by its timeout, or its caller
-    cancelled) may still land: its mark stays spent, so that no caller writes a second
-    entry. An append the store refused gives the mark back.
+    The entry goes in only while the history is as the caller read it, without one
+    (:meth:`~roomkit.tools.human_input.HumanInputHandler.record_at`); when another entry
+    came first, the history is read again. So callers racing write it once, and an append
+    the store did not see through (unreachable, cut by its timeout, or its caller
+    cancelled) that lands later takes the place a later caller's would: one of the two is
+    written, and a caller killed before its append leaves the entry to the next.
 
     Raises:
-        StoreUnavailableError: the store did not see the append through (the mark stays
-            spent).
-        StoreError: the store failed the read, or refused the append (the mark is given
-            back).
+        StoreError: the store failed the read, or the append (which may still land).
+        ValueError, InvalidTextError: ``answer`` cannot be kept in a history entry.
     """
-    ledger, mark = handler.ledger, f"defaulted:{pending_id}"
-    if not await ledger.spend_once(mark, until=_ledger_now(handler) + DEFAULTED_KEEP):
-        return
-    try:
+    entry = new_entry("defaulted", answer=answer)
+    while True:
         history = await handler.history(pending_id)
-    except BaseException:
-        await ledger.refund_spent(mark)
-        raise
-    if any(entry.get("type") == "defaulted" for entry in history):
-        return
-    try:
-        await handler.record(pending_id, new_entry("defaulted", answer=answer))
-    except StoreUnavailableError:
-        raise
-    except Exception:
-        await ledger.refund_spent(mark)
-        raise
-
-
-def _ledger_now(handler: HumanInputHandler) -> float:
-    # The ledger's clock is the store's on a durable store, the wall clock in memory.
-    return now_of(handler) if handler.durable else time.time()
+        if any(item.get("type") == "defaulted" for item in history):
+            return
+        if await handler.record_at(pending_id, entry, seq=len(history), open_only=False):
+            return
 
 
 def _aware(moment: datetime) -> datetime:

@@ -23,6 +23,8 @@ Plans (``op``):
 - ``use``: ``grants.use(grant_id)`` ``times`` times at once; how many counted.
 - ``record``: ``record`` a ``shown`` entry by ``actor`` on every id of ``ids``, ``times``
   times each, all at once; their seqs.
+- ``default``: ``record_default(handler, id, answer)`` on the timed-out request ``id``;
+  ``null``, or the kind of error that refused a write.
 - ``escalate``: ``add_approvers(id, actors, by=...)``; whether it took.
 - ``notify``: a :class:`~roomkit.notify.Notifier` with a webhook to ``url`` signed with
   ``secret``, until SIGTERM; ``null``.
@@ -131,6 +133,14 @@ async def _carry_out(handler: HumanInputHandler, plan: dict[str, Any], stop: asy
             for _ in range(plan["times"])
         ]
         return await asyncio.gather(*entries)
+    if op == "default":
+        from roomkit.tools.human_input.ladder import record_default
+
+        try:
+            await record_default(handler, plan["id"], plan["answer"])
+        except Exception as error:  # the store's, when the file fails the write
+            return {"refused": type(error).__name__}
+        return None
     if op == "escalate":
         return await handler.add_approvers(plan["id"], plan["actors"], by=plan["by"])
     if op == "route":
