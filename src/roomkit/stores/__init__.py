@@ -37,10 +37,6 @@ if TYPE_CHECKING:
     from roomkit.stores._history import (
         MAX_ARGUMENTS_CHARS,
         MAX_ENTRY_CHARS,
-        GuardedHistory,
-        HistoryLog,
-        NoticedHistory,
-        SettledHistory,
         asked_entry,
         broken_link,
         chain_text,
@@ -57,6 +53,12 @@ if TYPE_CHECKING:
         read_entry,
         settled_entry,
         stamp_time,
+    )
+    from roomkit.stores._history_stores import (
+        AfterSettleHistory,
+        GuardedHistory,
+        HistoryLog,
+        NoticedHistory,
     )
     from roomkit.stores._ledger import MemoryLedger
     from roomkit.stores._quorum import Ballot, Judgement, approved_by, declined, judge, widened
@@ -77,6 +79,7 @@ __all__ = [
     "AUDIT_KEY_FILE",
     "MAX_ARGUMENTS_CHARS",
     "MAX_ENTRY_CHARS",
+    "AfterSettleHistory",
     "AnchoredHistory",
     "AuditKeys",
     "Ballot",
@@ -93,7 +96,6 @@ __all__ = [
     "PendingChange",
     "PendingChangeKind",
     "PendingStore",
-    "SettledHistory",
     "SpendLedger",
     "StoreTrail",
     "Trail",
@@ -138,10 +140,10 @@ _HOMES = {
     "checkpointing": "_checkpoints",
     "MAX_ARGUMENTS_CHARS": "_history",
     "MAX_ENTRY_CHARS": "_history",
-    "GuardedHistory": "_history",
-    "HistoryLog": "_history",
-    "NoticedHistory": "_history",
-    "SettledHistory": "_history",
+    "GuardedHistory": "_history_stores",
+    "HistoryLog": "_history_stores",
+    "NoticedHistory": "_history_stores",
+    "AfterSettleHistory": "_history_stores",
     "asked_entry": "_history",
     "broken_link": "_history",
     "chain_text": "_history",

@@ -19,10 +19,10 @@ from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores import (
+    AfterSettleHistory,
     GuardedHistory,
     NoticedHistory,
     PendingStore,
-    SettledHistory,
     StoreTrail,
     check_entry,
 )
@@ -179,7 +179,7 @@ class HandlerReads:
         log = self._decisions.log
         if open_only and isinstance(log, GuardedHistory):
             return await log.append_history_at(pending_id, entry, seq)
-        if not open_only and isinstance(log, SettledHistory):
+        if not open_only and isinstance(log, AfterSettleHistory):
             return await log.append_history_after(pending_id, entry, seq)
         # A log of the application's own store: the checks read first, and a write in
         # another process may come between them and the append.
