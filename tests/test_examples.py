@@ -165,3 +165,22 @@ def test_the_readme_stays_short() -> None:
     """The manual lives in docs/; the README introduces and links into it."""
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 160
+
+
+@pytest.mark.parametrize(
+    "block",
+    [b for b in every_block() if b.lang == "sh" and "roomkit pending" in b.code],
+    ids=lambda b: f"{b.page}:{b.index}",
+)
+def test_every_pending_command_of_a_shell_block_has_its_token(block: Block) -> None:
+    """Copied line by line, each ``roomkit pending`` command finds a token: one given on its own
+    line only (``ROOMKIT_TOKEN=... roomkit pending list``) would leave the next ones without."""
+    exported = False
+    for line in commands(block):
+        exported = exported or line.startswith("export ROOMKIT_TOKEN=")
+        if "roomkit pending" in line:
+            given = line.startswith("ROOMKIT_TOKEN=") or "--token" in line
+            assert exported or given, (
+                f"{block.page} block {block.index}: {line!r} has no token: "
+                "export ROOMKIT_TOKEN on a line before it, or pass --token"
+            )
