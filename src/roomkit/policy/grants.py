@@ -321,10 +321,11 @@ async def approve_and_grant(
     ``scope``.
 
     On a single approval the grant is made with the approval, when this call approved it
-    (or had: a retry finds its grant). On a quorum approval this is ``by``'s vote, offering
-    the grant; the grant is made by the vote that reaches the quorum, when every approving
-    vote offered the same scope. Returns whether the approval (the vote) was accepted and the
-    grant made, if any.
+    (or had: a retry finds its grant): on SQLite and PostgreSQL in the approval's own
+    settle transaction, so that a process stopped anywhere leaves both or neither. On a
+    quorum approval this is ``by``'s vote, offering the grant; the grant is made by the vote
+    that reaches the quorum, when every approving vote offered the same scope. Returns whether
+    the approval (the vote) was accepted and the grant made, if any.
 
     Raises:
         GrantRefusedError: the scope is not one this approval can grant (nothing changed);
@@ -335,6 +336,7 @@ async def approve_and_grant(
             :meth:`~roomkit.tools.human_input.HumanInputHandler.aresolve`.
     """
     from roomkit.core.exceptions import UnknownRequestError
+    from roomkit.tools.human_input import granted_with
 
     if not isinstance(by, str) or not by:
         raise GrantRefusedError("a grant names who grants it: pass by= (an approver's id)")
@@ -348,9 +350,14 @@ async def approve_and_grant(
         )
     grants = handler.grants
     # Checked before the approval is given: a scope that cannot be granted changes nothing.
-    grant_for(request, scope, (by,), now=grants.clock())
+    made = grant_for(request, scope, (by,), now=grants.clock())
     if request.quorum is None:
-        if not await handler.aresolve(pending_id, approve(), by=by, surface=surface, digest=digest):
+        # The approval's settle writes the grant's entry, and on a store that can, the grant.
+        with granted_with(pending_id, made, _entry(made, scope, surface), grants):
+            accepted = await handler.aresolve(
+                pending_id, approve(), by=by, surface=surface, digest=digest
+            )
+        if not accepted:
             return GrantOutcome(False, None)
         return GrantOutcome(True, await _make(handler, request, scope, (by,), surface))
     offered = GrantOffered(
@@ -387,32 +394,37 @@ async def _make(
     granted_by: tuple[str, ...],
     surface: str | None,
 ) -> Grant:
-    """Record the grant made on ``request`` (once: a retry finds it) and its ``granted``
-    entry in the request's history.
+    """The grant made on ``request``, recorded once (a retry finds it), with its
+    ``granted`` entry in the request's history (written once too).
 
-    The two are writes of their own: a retry that finds the grant made by a process stopped
-    before its entry writes the entry then, when it grants the same."""
+    On a single approval the settle wrote the entry, and on a store that records grants in
+    a settle, the grant: both are found here. Elsewhere the grant is added now, and a retry
+    adds it when the process that settled stopped before it did."""
     grants = handler.grants
     made = grant_for(request, scope, granted_by, now=grants.clock())
-    try:
-        recorded = await grants.add(made)
-    except ValueError:
-        existing = await grants.get(made.grant_id)
-        if existing is None:
-            raise
-        if not _same_grant(existing, made) or await _entered(handler, request, existing):
-            return existing
-        recorded = existing
-    entry = Granted(
-        actor=granted_by[-1],
+    recorded = await grants.get(made.grant_id)
+    if recorded is None:
+        try:
+            recorded = await grants.add(made)
+        except ValueError:
+            recorded = await grants.get(made.grant_id)
+            if recorded is None:
+                raise
+    if _same_grant(recorded, made) and not await _entered(handler, request, recorded):
+        await handler.record(request.pending_id, _entry(recorded, scope, surface))
+    return recorded
+
+
+def _entry(grant: Grant, scope: GrantScope, surface: str | None) -> Granted:
+    """The ``granted`` entry of ``grant``, made within ``scope`` through ``surface``."""
+    return Granted(
+        actor=grant.granted_by[-1],
         surface=surface,
-        grant=recorded.grant_id,
-        granted_by=list(granted_by),
-        quorum=recorded.quorum,
+        grant=grant.grant_id,
+        granted_by=list(grant.granted_by),
+        quorum=grant.quorum,
         scope=scope.to_json(),
     )
-    await handler.record(request.pending_id, entry)
-    return recorded
 
 
 def _same_grant(one: Grant, other: Grant) -> bool:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roomkit._storable import unencodable_text
 from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._history import check_entries
+
+if TYPE_CHECKING:
+    from roomkit.stores.grants import Grant
 
 __all__ = [
     "Outcome",
@@ -46,6 +49,9 @@ class Outcome(NamedTuple):
     settled_by: str | None
     history: tuple[dict[str, Any], ...] = ()
     """The entries to append to the request's history if this settle wins, checked."""
+    grant: Grant | None = None
+    """The standing grant to record if this settle wins, in its transaction (a store that
+    can: :class:`~roomkit.stores.grants.SettlesGranting`)."""
 
 
 def creation_order(record: PendingInput) -> tuple[float, str]:

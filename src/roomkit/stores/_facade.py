@@ -10,25 +10,28 @@ between the back ends (how a check-and-set is made atomic) is said in each part'
 A public method whose work differs by back end but whose contract does not
 (:meth:`PartsFacade.insert_granted`, :meth:`PartsFacade.insert_settled`) is written here
 too, with its contract, and hands the work to a private method each store writes
-(``_insert_with_grant``, ``_insert_settled``).
+(``_insert_with_grant``, ``_insert_settled``). :class:`GrantingFacade` adds the settle that
+records an approval's grant in its own transaction (SQLite, PostgreSQL), handed to the
+store's ``_settle_checked`` with ``Outcome.grant``.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
-from roomkit.models.pending_input import PendingInput
-from roomkit.stores._checks import check_insertable
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._checks import Outcome, check_insertable, check_settle
 from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._facets import check_settled_listing
 from roomkit.stores._history import entry_text
 from roomkit.stores._trail import StoreTrail
-from roomkit.stores.grants import GrantedHistory, GrantedInsert
+from roomkit.stores.base import SettleOutcome
+from roomkit.stores.grants import Grant, GrantedHistory, GrantedInsert
 from roomkit.stores.outbox import OutboxItem
 
-__all__ = ["PartsFacade"]
+__all__ = ["GrantingFacade", "PartsFacade"]
 
 
 class _Reads(Protocol):
@@ -332,3 +335,38 @@ class PartsFacade(DurableBase):
         """
         await self._parts_ready()
         return await self._approvals.read_history(pending_id)
+
+
+class GrantingFacade(PartsFacade):
+    """A durable store that records the grant an approval makes in that approval's settle
+    (:class:`~roomkit.stores.grants.SettlesGranting`): its check-and-set honours
+    ``Outcome.grant``."""
+
+    async def settle_granting(
+        self,
+        grant: Grant,
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        token: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
+        **outcome: Unpack[SettleOutcome],
+    ) -> PendingInput | None:
+        """:meth:`settle`, recording ``grant`` (of :attr:`grants`) in the same transaction
+        when this call wins; a grant with its id recorded already is left as it is.
+
+        Raises:
+            ValueError, TypeError, InvalidTextError, CorruptRecordError,
+                StoreUnavailableError, StoreClosedError: as :meth:`settle`.
+        """
+        given = Outcome(
+            outcome.get("result"),
+            outcome.get("reason"),
+            outcome.get("withdrawn", False),
+            outcome.get("settled_by"),
+        )
+        checked = check_settle(pending_id, status, token, given, history)
+        if checked is None:
+            return None
+        status, token, given = checked
+        return await self._settle_checked(pending_id, status, token, given._replace(grant=grant))

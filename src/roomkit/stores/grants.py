@@ -33,7 +33,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from roomkit.models.pending_input import PendingInput
+    from typing import Unpack
+
+    from roomkit.models.pending_input import PendingInput, PendingInputStatus
+    from roomkit.stores.base import SettleOutcome
 
 __all__ = [
     "COLUMNS",
@@ -48,6 +51,7 @@ __all__ = [
     "ListingGrants",
     "ListsEveryLive",
     "MemoryGrants",
+    "SettlesGranting",
     "check_grant_id",
     "every_live_grant",
     "finite_time",
@@ -311,6 +315,33 @@ class InsertsGranted(Protocol):
                 :meth:`~roomkit.stores.base.DurableStore.insert`; the use is not counted.
             StoreUnavailableError: the store stayed away: whether both were written is
                 unknown (they were written together or not at all).
+        """
+        ...
+
+
+@runtime_checkable
+class SettlesGranting(Protocol):
+    """A store that records the grant an approval makes in the settle of that approval, so
+    that a process stopped anywhere leaves the approval and its grant together or neither
+    (SQLite and PostgreSQL: one transaction)."""
+
+    async def settle_granting(
+        self,
+        grant: Grant,
+        pending_id: str,
+        status: PendingInputStatus,
+        *,
+        token: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
+        **outcome: Unpack[SettleOutcome],
+    ) -> PendingInput | None:
+        """:meth:`~roomkit.stores.base.DurableStore.settle`, recording ``grant`` (of the
+        store's :attr:`KeepsGrants.grants`) in the same transaction when this call wins; a
+        grant with its id recorded already is left as it is.
+
+        Raises:
+            ValueError, TypeError, InvalidTextError, CorruptRecordError,
+                StoreUnavailableError: as :meth:`~roomkit.stores.base.DurableStore.settle`.
         """
         ...
 

@@ -76,16 +76,8 @@ class PostgresGrants(ListingGrants):
         store = self._store
         await store._ready()
         async with store._link.connection() as db:
-            if make and not self._made:
-                async with db.transaction():
-                    lock = f"{store.schema}.roomkit_grants"
-                    await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
-                    await db.execute(self._schema)
-                    narrow = await db.execute(self._narrow, {"table": self._table})
-                    if await narrow.fetchone() is not None:
-                        await db.execute(self._widen)
-                    await db.execute(self._index)
-                self._made = True
+            if make:
+                await self._make(db)
             try:
                 cursor = await db.execute(statement, parameters)
             except UndefinedTable:
@@ -93,6 +85,54 @@ class PostgresGrants(ListingGrants):
             if cursor.description is None:
                 return [cursor.rowcount]
             return [_as_given(row) for row in await cursor.fetchall()]
+
+    async def _make(self, db: AsyncConnection[Any]) -> None:
+        """Make the table and its index on ``db`` once."""
+        if not self._made:
+            await self._making(db)
+            self._made = True
+
+    async def _making(self, db: AsyncConnection[Any]) -> None:
+        """Make the table and its index on ``db`` unless they are there (in its transaction
+        when one is open, as a savepoint)."""
+        async with db.transaction():
+            lock = f"{self._store.schema}.roomkit_grants"
+            await db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
+            await db.execute(self._schema)
+            narrow = await db.execute(self._narrow, {"table": self._table})
+            if await narrow.fetchone() is not None:
+                await db.execute(self._widen)
+            await db.execute(self._index)
+
+    async def add_in(self, db: AsyncConnection[Any], grant: Grant) -> None:
+        """Record ``grant`` on ``db`` inside its open transaction (the table made first when
+        missing): it commits (or rolls back) with the rest of it. A grant with its id
+        recorded already is left as it is.
+
+        Raises:
+            psycopg.Error: the server refused it (the caller's transaction is aborted).
+        """
+        if not self._made:
+            # Not remembered as made: the transaction it is made in may yet roll back.
+            await self._making(db)
+        await db.execute(
+            f"INSERT INTO {self._table} (grant_id, tool, expires_at, max_uses, uses, "
+            f"created_at, body) VALUES (%(id)s, %(tool)s, %(expires)s, %(max)s, %(uses)s, "
+            f"{_NOW}, %(body)s) ON CONFLICT (grant_id) DO NOTHING",
+            self._row(grant),
+        )
+
+    def _row(self, grant: Grant) -> dict[str, Any]:
+        """The parameters of ``grant``'s row."""
+        return {
+            "id": grant.grant_id,
+            "tool": stored(grant.tool),
+            "expires": grant.expires_at,
+            "max": grant.max_uses,
+            "uses": grant.uses,
+            "now": self._now(),
+            "body": grant.body(),
+        }
 
     async def add(self, grant: Grant) -> Grant:
         from psycopg.errors import UniqueViolation
@@ -102,15 +142,7 @@ class PostgresGrants(ListingGrants):
                 f"INSERT INTO {self._table} (grant_id, tool, expires_at, max_uses, uses, "
                 f"created_at, body) VALUES (%(id)s, %(tool)s, %(expires)s, %(max)s, %(uses)s, "
                 f"{_NOW}, %(body)s) RETURNING {COLUMNS}",
-                {
-                    "id": grant.grant_id,
-                    "tool": stored(grant.tool),
-                    "expires": grant.expires_at,
-                    "max": grant.max_uses,
-                    "uses": grant.uses,
-                    "now": self._now(),
-                    "body": grant.body(),
-                },
+                self._row(grant),
                 make=True,
             )
         except UniqueViolation:

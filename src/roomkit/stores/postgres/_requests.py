@@ -53,7 +53,7 @@ from roomkit.stores._checks import (
     seconds,
     storable_id,
 )
-from roomkit.stores._facade import PartsFacade
+from roomkit.stores._facade import GrantingFacade
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores.base import (
     SettleOutcome,
@@ -87,7 +87,7 @@ _PURGE_BOUND = 600.0
 """Seconds a purge may take (a long backlog) before the server counts as not answering."""
 
 
-class PostgresStore(PartsFacade):
+class PostgresStore(GrantingFacade):
     """Pending requests and their retained outcomes in a PostgreSQL database.
 
     Any number of processes, and of store objects in one process, may use the same
@@ -362,6 +362,13 @@ class PostgresStore(PartsFacade):
     async def _settle_checked(
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
+        if outcome.grant is not None:
+            grants = self.grants
+            return await self._settle_knowing(
+                lambda: self._settling.granting(pending_id, status, token, outcome, grants),
+                pending_id,
+                self.where,
+            )
         return (await self._batched(pending_id, status, token, outcome, plain=False))[0]
 
     async def settle_plain(

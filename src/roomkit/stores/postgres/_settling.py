@@ -2,8 +2,9 @@
 
 Settles made at once share a transaction and a round trip (:mod:`._batch`); a settle inside
 a transaction of the caller's, or of a vote, runs the same statement on that connection
-(:meth:`Settling.settle_on`). A settle that wins appends its history entries in its
-transaction, and its ``NOTIFY`` leaves with the commit.
+(:meth:`Settling.settle_on`), and so does one that records the grant its approval makes
+(:meth:`Settling.granting`), in the same transaction. A settle that wins appends its
+history entries in its transaction, and its ``NOTIFY`` leaves with the commit.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from roomkit.stores._records import FIELDS, FORMAT
 from roomkit.stores.base import PendingChange, PendingChangeKind, SettleOutcome
 from roomkit.stores.postgres._batch import Recorded, SettleBatcher, settle_entries
 from roomkit.stores.postgres._feed import hint
+from roomkit.stores.postgres._grants import PostgresGrants
 from roomkit.stores.postgres._history import append_chained
 from roomkit.stores.postgres._link import LOST
 from roomkit.stores.postgres._part import WritingPart
@@ -57,6 +59,28 @@ class Settling(WritingPart):
         if settled:
             self.feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
         return won, stored
+
+    async def granting(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        token: str,
+        outcome: Outcome,
+        grants: PostgresGrants,
+    ) -> PendingInput | None:
+        """One attempt on a connection of its own, outside the batches: its record if it
+        won. A settle that wins records ``outcome.grant`` in ``grants``, in its transaction."""
+        recorded = as_recorded(pending_id, status, token, outcome)
+        if recorded is None or outcome.grant is None:
+            return None
+        await self.ready()
+        async with self.link.connection() as db, db.transaction():
+            won, written = await self.settle_on(db, pending_id, recorded, outcome.history)
+            if won is not None and written:
+                await grants.add_in(db, outcome.grant)
+        if written:
+            self.feed.emit(PendingChange(PendingChangeKind.SETTLED, pending_id, won))
+        return won
 
     async def settle_in(
         self,

@@ -31,7 +31,7 @@ def as_recorded(
     if "\x00" in pending_id:
         return None
     # An answer, a reason or a name may hold any text: a NUL is stored escaped.
-    result, reason, withdrawn, settled_by, _ = outcome
+    result, reason, withdrawn, settled_by = outcome[:4]
     return Recorded(
         status.value, stored(result), stored(reason), int(withdrawn), stored(settled_by), token
     )

@@ -103,7 +103,7 @@ class SQLiteGrants(Part, ListingGrants):
         """
 
         def add(db: sqlite3.Connection, now: float) -> tuple[Any, ...] | Exception:
-            row = (grant.grant_id, grant.tool, grant.expires_at, grant.max_uses, grant.uses, now)
+            row = _row(grant, now)
             try:
                 db.execute(
                     "INSERT INTO roomkit_grants (grant_id, tool, expires_at, max_uses, uses, "
@@ -126,6 +126,23 @@ class SQLiteGrants(Part, ListingGrants):
         if isinstance(row, Exception):
             raise row
         return grant_from_row((*row, None, None, grant.body()))
+
+    def add_in(self, db: sqlite3.Connection, grant: Grant, now: float) -> None:
+        """Record ``grant`` inside one of the store's writes at its ``now`` (the table made
+        first when missing): it commits (or rolls back) with the rest of that write. A grant
+        with its id recorded already is left as it is.
+
+        Raises:
+            StoreUnavailableError: the table is not one the grants can use.
+        """
+        with self._own_faults():
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.execute(
+                "INSERT INTO roomkit_grants (grant_id, tool, expires_at, max_uses, uses, "
+                "created_at, body) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (grant_id) DO NOTHING",
+                (*_row(grant, now), grant.body()),
+            )
 
     async def get(self, grant_id: str) -> Grant | None:
         check_grant_id(grant_id)
@@ -234,3 +251,8 @@ class SQLiteGrants(Part, ListingGrants):
                 "table roomkit_grants is not one roomkit made; move it aside and the store "
                 "makes it anew"
             ) from error
+
+
+def _row(grant: Grant, now: float) -> tuple[Any, ...]:
+    """The columns of ``grant``'s row made at ``now``, up to its body."""
+    return (grant.grant_id, grant.tool, grant.expires_at, grant.max_uses, grant.uses, now)

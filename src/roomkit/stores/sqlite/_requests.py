@@ -53,7 +53,7 @@ import aiosqlite
 from roomkit.core.exceptions import StoreClosedError, StoreError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome, check_history, seconds
-from roomkit.stores._facade import PartsFacade
+from roomkit.stores._facade import GrantingFacade
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores.base import ChangeListener, PendingChange
 from roomkit.stores.grants import Grant, GrantedHistory, GrantedInsert, check_grant_id
@@ -85,7 +85,7 @@ _PURGE_EVERY = 60.0
 """Seconds on the store's clock between opportunistic purges."""
 
 
-class SQLiteStore(PartsFacade):
+class SQLiteStore(GrantingFacade):
     """Pending requests and their retained outcomes in a SQLite file.
 
     Any number of processes, and of store objects in one process, may open the same file:
@@ -385,8 +385,10 @@ class SQLiteStore(PartsFacade):
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
         """One settle in a write transaction; a failed commit runs it again with the token."""
+        grant, grants = outcome.grant, self.grants
+        also = None if grant is None else lambda db, now: grants.add_in(db, grant, now)
         return await self._settle_knowing(
-            lambda: self._settling.settle(pending_id, status, token, outcome),
+            lambda: self._settling.settle(pending_id, status, token, outcome, also),
             pending_id,
             repr(self.path),
             in_doubt=in_doubt,

@@ -15,7 +15,7 @@ only the update's record does.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,10 @@ from roomkit.stores.sqlite._link import query
 from roomkit.stores.sqlite._part import ChainPart
 from roomkit.stores.sqlite._votes import TIMEOUT_OUTCOME
 
-__all__ = ["Settling"]
+__all__ = ["Also", "Settling"]
+
+Also = Callable[[sqlite3.Connection, float], object]
+"""A write that goes with a winning settle, in its transaction, at its ``now``."""
 
 _PENDING = PendingInputStatus.PENDING
 _PENDING_TEXT = _PENDING.value
@@ -44,9 +47,15 @@ class Settling(ChainPart):
     """The settle of one store, on its connection."""
 
     async def settle(
-        self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        token: str,
+        outcome: Outcome,
+        also: Also | None = None,
     ) -> PendingInput | None:
-        """One attempt: the record when this settle won (or had won, by its token)."""
+        """One attempt: the record when this settle won (or had won, by its token).
+        ``also`` writes what goes with the outcome (its grant) when this settle wins."""
         stored_outcome = (
             status.value,
             outcome.result,
@@ -63,6 +72,8 @@ class Settling(ChainPart):
                 in_time = (*stored_outcome, now, now, pending_id, now)
                 settled = query(db, sql.SETTLE_IN_TIME, in_time)
                 if settled:
+                    if also is not None:
+                        also(db, now)
                     return self._written(db, pending_id, settled[0], next_seq(db), history, now)
             state = query(db, sql.SELECT_STATE, (pending_id,))
             if not state:
@@ -86,6 +97,8 @@ class Settling(ChainPart):
             seq = next_seq(db)
             settled = query(db, sql.SETTLE, (*stored, now, now, seq, pending_id))
             if wins:
+                if also is not None:
+                    also(db, now)
                 return self._written(db, pending_id, settled[0], seq, history, now)
             late = (deadline_entry(),) if history else ()
             self._written(db, pending_id, settled[0], seq, late, now)

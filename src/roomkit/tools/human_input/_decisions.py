@@ -43,6 +43,7 @@ from roomkit.tools.human_input._checks import check_digest
 from roomkit.tools.human_input._edits import changed, checked_edit
 from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
 from roomkit.tools.human_input._keys import reattached
+from roomkit.tools.human_input._offered import with_grant
 from roomkit.tools.validation import check_tool_schema
 
 if TYPE_CHECKING:
@@ -293,10 +294,12 @@ class Decisions:
             return answered(request, canonical, by)
         if shown is not None and shown != request.arguments_digest:
             raise changed(request)
-        # The decision and the outcome join the history in the settle's own transaction.
-        if await (settle or engine.settle)(
-            await self.settlement(request, decision, by, surface, digest)
-        ):
+        # The decision and the outcome (and a grant offered) join the history in the
+        # settle's own transaction.
+        settlement = await self.settlement(request, decision, by, surface, digest)
+        if decision.kind == "approve":
+            settlement = with_grant(settlement, getattr(engine, "store", None))
+        if await (settle or engine.settle)(settlement):
             return True
         settled = await engine.get_request(request.pending_id)
         return by is not None and answered(settled, canonical, by)

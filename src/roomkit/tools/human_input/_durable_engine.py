@@ -30,7 +30,13 @@ from roomkit.stores.base import (
     SpendLedger,
     VotingStore,
 )
-from roomkit.stores.grants import GrantedHistory, GrantedInsert, InsertsGranted, InsertsUngranted
+from roomkit.stores.grants import (
+    GrantedHistory,
+    GrantedInsert,
+    InsertsGranted,
+    InsertsUngranted,
+    SettlesGranting,
+)
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._checks import outcome
 from roomkit.tools.human_input._durable import DurableWaits
@@ -227,13 +233,23 @@ class DurableEngine:
 
     async def settle(self, settlement: Settlement) -> bool:
         """Run ``settlement``; its history goes into the request's history in the settle's
-        own transaction."""
-        record = await self.store.settle(
-            settlement.pending_id,
-            settlement.status,
-            history=settlement.history,
-            **settlement.outcome,
-        )
+        own transaction (and its grant, on a store that records one there)."""
+        store, grant = self.store, settlement.grant
+        if grant is not None and isinstance(store, SettlesGranting):
+            record = await store.settle_granting(
+                grant,
+                settlement.pending_id,
+                settlement.status,
+                history=settlement.history,
+                **settlement.outcome,
+            )
+        else:
+            record = await store.settle(
+                settlement.pending_id,
+                settlement.status,
+                history=settlement.history,
+                **settlement.outcome,
+            )
         if record is None:
             return False
         self._waits.settled(record)

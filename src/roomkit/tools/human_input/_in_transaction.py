@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores.base import SettleOutcome
+
+if TYPE_CHECKING:
+    from roomkit.stores.grants import Grant
 
 __all__ = ["Settle", "Settlement", "answered", "given", "in_transaction"]
 
@@ -38,6 +41,9 @@ class Settlement:
     by: str | None
     """Who settles it (``None``: the application)."""
     history: tuple[dict[str, Any], ...]
+    grant: Grant | None = None
+    """The standing grant the approval makes, recorded in the settle's own transaction on
+    a store that can (:class:`~roomkit.stores.grants.SettlesGranting`)."""
 
     @property
     def outcome(self) -> SettleOutcome:

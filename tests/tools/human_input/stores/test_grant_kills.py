@@ -11,8 +11,10 @@ use and its settle (two writes, as a store that cannot insert a request settled 
 approved by the grant its history cites when the re-driven call re-attaches to it, though
 that use was the grant's last.
 
-A process making a grant while approving is killed after the grant is stored, before the
-``granted`` entry of the approval's history: the approver's retry writes the entry, once.
+A process making a grant while approving is killed while the approval's settle is on its
+way, with the grant and its ``granted`` entry (written in the settle's own transaction on
+SQLite and PostgreSQL; the entry in the settle's script on Redis): the approval is left open
+with no grant, and the approver's retry approves it and makes the grant, with one entry.
 """
 
 from __future__ import annotations
@@ -144,39 +146,74 @@ REFUSE_GRANTED = (
     "CREATE TRIGGER refuse BEFORE INSERT ON roomkit_history "
     """WHEN NEW.entry LIKE '%"granted"%' BEGIN SELECT RAISE(ABORT, 'refused'); END"""
 )
+REFUSE_GRANTS = (
+    "CREATE TRIGGER refuse BEFORE INSERT ON roomkit_grants "
+    "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+)
 SCOPE = {"expires_in": 3600, "max_uses": 3}
 
 
-async def test_a_grant_whose_process_is_killed_before_its_entry_gets_it_on_the_retry(
-    backend: Backend,
-) -> None:
-    """The grant is made, and its process killed before the ``granted`` entry that says who
-    granted what: ann approving again (the desk's retry) writes the entry, once."""
+async def held_for_ann(backend: Backend) -> str:
+    """An approval of agent-7's ``pay`` call held for ann, on a store whose grants table is
+    made already (by a grant on another tool): its id."""
     async with backend.make() as store:
         handler = HumanInputHandler(store=store)
+        other = Grant(grant_id="g-other", tool="refund", granted_by=("ann",), expires_at=1e10)
+        await store.grants.add(other)
         request = await handler.create_approval(
             "pay", dict(PAY), approvers=["ann"], actor_id="agent-7"
         )
-    plan = {"op": "grant", "id": request.pending_id, "scope": SCOPE, "by": "ann"}
+    return request.pending_id
+
+
+async def left_open_then_granted_once(backend: Backend, pending_id: str) -> None:
+    """After the restart the approval is still open and no grant was made: ann approving
+    again (the desk's retry) approves it and makes the grant, with one ``granted`` entry."""
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.get_request(pending_id)
+        assert request is not None
+        assert request.status is PendingInputStatus.PENDING
+        assert [grant.grant_id for grant in await store.grants.list()] == ["g-other"]
+        assert kinds(await handler.history(pending_id)) == ["created"]
+        scope = GrantScope.from_json(SCOPE)
+        accepted, grant = await approve_and_grant(handler, pending_id, scope, by="ann")
+        assert accepted
+        assert grant is not None
+        assert await store.grants.get(grant.grant_id) == grant
+        history = await handler.history(pending_id)
+        assert kinds(history) == ["created", "decided", "settled", "granted"]
+        assert (history[-1]["grant"], history[-1]["granted_by"]) == (grant.grant_id, ["ann"])
+        again = await approve_and_grant(handler, pending_id, scope, by="ann")
+        assert again == (True, grant)
+        assert kinds(await handler.history(pending_id)).count("granted") == 1
+
+
+async def test_a_grant_whose_process_is_killed_as_it_writes_its_entry_leaves_nothing(
+    backend: Backend,
+) -> None:
+    """The ``granted`` entry is written with the approval's settle: a process killed while
+    that write is on its way leaves the approval open, with no grant and no entry."""
+    pending_id = await held_for_ann(backend)
+    plan = {"op": "grant", "id": pending_id, "scope": SCOPE, "by": "ann"}
     if isinstance(backend, SQLiteBackend):
         await killed_once_refused(backend, plan, REFUSE_GRANTED)
     else:
         await killed_while_writing(backend, plan, b'"granted"')
-    async with backend.make() as store:
-        handler = HumanInputHandler(store=store)
-        [grant] = await store.grants.list()
-        assert kinds(await handler.history(request.pending_id)) == [
-            "created",
-            "decided",
-            "settled",
-        ]
-        accepted, again = await approve_and_grant(
-            handler, request.pending_id, GrantScope.from_json(SCOPE), by="ann"
-        )
-        assert accepted
-        assert again == grant
-        history = await handler.history(request.pending_id)
-        assert kinds(history) == ["created", "decided", "settled", "granted"]
-        assert (history[-1]["grant"], history[-1]["granted_by"]) == (grant.grant_id, ["ann"])
-        await approve_and_grant(handler, request.pending_id, GrantScope.from_json(SCOPE), by="ann")
-        assert kinds(await handler.history(request.pending_id)).count("granted") == 1
+    await left_open_then_granted_once(backend, pending_id)
+
+
+async def test_an_approval_whose_process_is_killed_as_it_writes_the_grant_stays_open(
+    backend: Backend,
+) -> None:
+    """The grant is written in the approval's own transaction: a process killed while the
+    grant is on its way never leaves the approval settled without its grant."""
+    if backend.kind == "redis":
+        pytest.skip("Redis writes the grant in a script of its own, after the settle's")
+    pending_id = await held_for_ann(backend)
+    plan = {"op": "grant", "id": pending_id, "scope": SCOPE, "by": "ann"}
+    if isinstance(backend, SQLiteBackend):
+        await killed_once_refused(backend, plan, REFUSE_GRANTS)
+    else:
+        await killed_while_writing(backend, plan, b"roomkit_grants")
+    await left_open_then_granted_once(backend, pending_id)

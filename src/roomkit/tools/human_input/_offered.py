@@ -1,0 +1,70 @@
+"""A grant offered with a decision: the settle of the approval carries it.
+
+Inside :func:`granted_with`, the approval ``pending_id`` approved by the call inside (as
+:func:`~roomkit.policy.grants.approve_and_grant` approves it) is settled with the grant's
+``granted`` entry in the settle's own history: on every store the entry is written in the
+settle's transaction, or not at all. On a store that records grants in a settle
+(:class:`~roomkit.stores.grants.SettlesGranting`: SQLite, PostgreSQL) whose grants are the
+ones offered to, the grant itself is written there too, so that a process stopped anywhere
+leaves the approval with its grant, or neither. Elsewhere the grant is added right after
+the settle, and a retry of the approval adds it if the process stopped in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+from roomkit.core.context_vars import bound
+from roomkit.models.history import Entry
+from roomkit.models.pending_input import PendingInputStatus
+from roomkit.stores import check_entry
+from roomkit.stores.grants import Grant, GrantStore, SettlesGranting
+from roomkit.tools.human_input._in_transaction import Settlement
+
+__all__ = ["granted_with", "with_grant"]
+
+
+class _Offered(NamedTuple):
+    pending_id: str
+    grant: Grant
+    entry: dict[str, Any]
+    grants: GrantStore
+
+
+_OFFERED: ContextVar[_Offered | None] = ContextVar("roomkit_offered_grant", default=None)
+
+
+@contextmanager
+def granted_with(
+    pending_id: str, grant: Grant, entry: dict[str, Any] | Entry, grants: GrantStore
+) -> Iterator[None]:
+    """An approval of ``pending_id`` settled inside makes ``grant`` (of ``grants``): its
+    settle writes ``entry`` (the ``granted`` entry) and, on a store that can, the grant.
+
+    Raises:
+        TypeError, ValueError: ``entry`` is no history entry.
+    """
+    with bound(_OFFERED, _Offered(pending_id, grant, check_entry(entry), grants)):
+        yield
+
+
+def with_grant(settlement: Settlement, store: object) -> Settlement:
+    """``settlement``, an approval's settle on ``store``, carrying the grant offered with
+    it (unchanged when none is, or it settles another request, or refuses it)."""
+    offered = _OFFERED.get()
+    if (
+        offered is None
+        or offered.pending_id != settlement.pending_id
+        or settlement.status is not PendingInputStatus.RESOLVED
+    ):
+        return settlement
+    kept = isinstance(store, SettlesGranting) and offered.grants is getattr(store, "grants", None)
+    return replace(
+        settlement,
+        history=(*settlement.history, offered.entry),
+        grant=offered.grant if kept else None,
+    )
