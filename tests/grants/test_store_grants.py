@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,14 @@ from tests.grants.support import Clock
 from tests.servers.stores import StoreSite
 
 from roomkit.core.exceptions import StoreError
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.policy.grants import MAX_USES
-from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants
+from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants, SettlesGranting
 from roomkit.stores.sqlite import SQLiteStore
+from roomkit.tools.human_input import HumanInputHandler
 
 GrantStores = Callable[[], GrantStore]
+RESOLVED = PendingInputStatus.RESOLVED
 
 
 def _grant(grant_id: str = "g-1", **fields: object) -> Grant:
@@ -218,3 +222,38 @@ async def test_sqlite_tells_a_constraint_other_than_the_id_from_a_grant_recorded
         assert [grant.grant_id for grant in await grants.list()] == ["g-after", "g-before"]
         with pytest.raises(ValueError, match=r"^grant 'g-before' is recorded already$"):
             await grants.add(_grant("g-before"))
+
+
+async def test_a_settle_records_its_grant_only_when_it_wins(
+    store_site: StoreSite, clock: Clock
+) -> None:
+    """A durable store's settle that carries a grant records it, at the settle's now, with
+    the outcome that wins; a settle that loses records none, and a grant whose id is
+    recorded already is left as it is."""
+    if not store_site.durable:
+        pytest.skip("the memory store has no settle of its own")
+    async with store_site.open(clock=clock) as store:
+        assert isinstance(store, SettlesGranting)
+        handler = HumanInputHandler(store=store)
+        first = await handler.create_approval("pay", {"amount": 5}, approvers=["ann"])
+        won = await store.settle_granting(
+            _grant(), first.pending_id, RESOLVED, result="approved", settled_by="ann"
+        )
+        assert won is not None
+        assert won.settled_by == "ann"
+        assert await store.grants.get("g-1") == replace(_grant(), created_at=clock.now)
+        lost = await store.settle_granting(
+            _grant("g-2"), first.pending_id, RESOLVED, result="approved", settled_by="bob"
+        )
+        assert lost is None
+        assert await store.grants.get("g-2") is None
+        other = await handler.create_approval("pay", {"amount": 6}, approvers=["ann"])
+        await store.settle_granting(
+            _grant(tool="refund"), other.pending_id, RESOLVED, result="approved"
+        )
+        kept = await store.grants.get("g-1")
+        assert kept is not None
+        assert kept.tool == "pay"
+        settled = await store.fetch(other.pending_id)
+        assert settled is not None
+        assert settled.status is RESOLVED

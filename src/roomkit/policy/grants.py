@@ -321,11 +321,11 @@ async def approve_and_grant(
     ``scope``.
 
     On a single approval the grant is made with the approval, when this call approved it
-    (or had: a retry finds its grant): on SQLite and PostgreSQL in the approval's own
-    settle transaction, so that a process stopped anywhere leaves both or neither. On a
-    quorum approval this is ``by``'s vote, offering the grant; the grant is made by the vote
-    that reaches the quorum, when every approving vote offered the same scope. Returns whether
-    the approval (the vote) was accepted and the grant made, if any.
+    (or had: a retry finds its grant): on a durable store in the approval's own settle
+    transaction (one script on Redis), so that a process stopped anywhere leaves both or
+    neither. On a quorum approval this is ``by``'s vote, offering the grant; the grant is
+    made by the vote that reaches the quorum, when every approving vote offered the same
+    scope. Returns whether the approval (the vote) was accepted and the grant made, if any.
 
     Raises:
         GrantRefusedError: the scope is not one this approval can grant (nothing changed);

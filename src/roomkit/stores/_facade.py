@@ -11,8 +11,8 @@ A public method whose work differs by back end but whose contract does not
 (:meth:`PartsFacade.insert_granted`, :meth:`PartsFacade.insert_settled`) is written here
 too, with its contract, and hands the work to a private method each store writes
 (``_insert_with_grant``, ``_insert_settled``). :class:`GrantingFacade` adds the settle that
-records an approval's grant in its own transaction (SQLite, PostgreSQL), handed to the
-store's ``_settle_checked`` with ``Outcome.grant``.
+records an approval's grant in its own transaction (SQLite, PostgreSQL) or script (Redis),
+handed to the store's ``_settle_checked`` with ``Outcome.grant``.
 """
 
 from __future__ import annotations

@@ -323,7 +323,7 @@ class InsertsGranted(Protocol):
 class SettlesGranting(Protocol):
     """A store that records the grant an approval makes in the settle of that approval, so
     that a process stopped anywhere leaves the approval and its grant together or neither
-    (SQLite and PostgreSQL: one transaction)."""
+    (SQLite and PostgreSQL: one transaction; Redis: one script)."""
 
     async def settle_granting(
         self,

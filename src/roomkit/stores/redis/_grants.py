@@ -5,8 +5,10 @@
   stands —, ``body``);
 - ``<prefix>:grants:all``: a sorted set of the ids, scored by creation time.
 
-Every change is one script, so a use is a check-and-set among every process on the server,
-and carries a token (:mod:`~roomkit.stores.redis._once`): sent again after its reply was
+Every change is one script, so a use is a check-and-set among every process on the server;
+the grant an approval makes is recorded by that approval's settle script
+(:mod:`~roomkit.stores.redis._settling`, with the same :data:`WRITE_GRANT`). Each change
+made here carries a token (:mod:`~roomkit.stores.redis._once`): sent again after its reply was
 lost, it counts no second use and reports what it did. Times are on the store's clock,
 passed in by the caller.
 """
@@ -18,19 +20,37 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from roomkit.stores.grants import LIST_LIMIT, Grant, ListingGrants, check_grant_id, grant_from_row
+from roomkit.stores.redis._layout import Layout
 from roomkit.stores.redis._link import beside
 from roomkit.stores.redis._once import once, with_token
 
-__all__ = ["RedisGrants"]
+__all__ = ["WRITE_GRANT", "RedisGrants", "grant_args"]
 
-_ADD = once("""
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'tool', ARGV[2], 'expires_at', ARGV[3], 'max_uses', ARGV[4],
-           'uses', ARGV[5], 'created_at', ARGV[6], 'revoked_at', '', 'revoked_by', '',
-           'body', ARGV[7])
-redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
-return 1
-""")
+WRITE_GRANT = """
+-- Records a grant at `item` and in the index `all`, made at `now`, unless its hash is there:
+-- `grant` holds its id, tool, expires_at, max_uses ('' for none), uses and body
+-- (grant_args). 1 when it was written, 0 when it was there already.
+local function write_grant(item, all, grant, now)
+  if redis.call('EXISTS', item) == 1 then
+    return 0
+  end
+  redis.call('HSET', item, 'tool', grant[2], 'expires_at', grant[3], 'max_uses', grant[4],
+             'uses', grant[5], 'created_at', now, 'revoked_at', '', 'revoked_by', '',
+             'body', grant[6])
+  redis.call('ZADD', all, now, grant[1])
+  return 1
+end
+"""
+"""The Lua function that records a grant: :meth:`RedisGrants.add`'s, and the one the settle
+of an approval that makes a grant calls when it wins."""
+
+_ADD = once(
+    WRITE_GRANT
+    + """
+-- KEYS: the grant's hash, the grants' index; ARGV: grant_args, then the store's now
+return write_grant(KEYS[1], KEYS[2], ARGV, ARGV[7])
+"""
+)
 
 _REVOKE = once("""
 local revoked = redis.call('HGET', KEYS[1], 'revoked_at')
@@ -49,6 +69,13 @@ return 1
 """)
 
 _FIELDS = ("tool", "expires_at", "max_uses", "uses", "created_at", "revoked_at", "revoked_by")
+
+
+def grant_args(grant: Grant) -> list[Any]:
+    """What :data:`WRITE_GRANT` takes of ``grant``: its id, tool, expiry, most uses (``''``
+    for none), uses and body."""
+    most = "" if grant.max_uses is None else str(grant.max_uses)
+    return [grant.grant_id, grant.tool, repr(grant.expires_at), most, grant.uses, grant.body()]
 
 
 def _text(value: Any) -> str:
@@ -83,8 +110,8 @@ class RedisGrants(ListingGrants):
         client = store._client  # the store's own client: same server, same pool
         self._store = store
         self._client = client
-        self._item = f"{store.prefix}:grants:item:"
-        self._all = f"{store.prefix}:grants:all"
+        self._layout = layout = Layout(store.prefix)
+        self._item = layout.grant_items
         self._add = client.register_script(_ADD)
         self._revoke = client.register_script(_REVOKE)
         self._use = client.register_script(_USE)
@@ -106,16 +133,9 @@ class RedisGrants(ListingGrants):
         return _grant(grant_id, values)
 
     async def add(self, grant: Grant) -> Grant:
-        now = self.clock()
-        most = "" if grant.max_uses is None else str(grant.max_uses)
-        arguments = [grant.grant_id, grant.tool, repr(grant.expires_at), most, grant.uses]
+        keys = self._layout.grant_keys(grant.grant_id)
         async with self._server():
-            added = await self._add(
-                **self._once(
-                    [self._item + grant.grant_id, self._all],
-                    [*arguments, repr(now), grant.body()],
-                )
-            )
+            added = await self._add(**self._once(keys, [*grant_args(grant), repr(self.clock())]))
             if not added:
                 raise ValueError(f"grant {grant.grant_id!r} is recorded already")
             recorded = await self._read(grant.grant_id)
@@ -136,7 +156,9 @@ class RedisGrants(ListingGrants):
             start = 0
             # Newest first, a page at a time, until the limit is met or the ids run out.
             while limit is None or len(found) < limit:
-                ids = await self._client.zrevrange(self._all, start, start + LIST_LIMIT - 1)
+                ids = await self._client.zrevrange(
+                    self._layout.grants, start, start + LIST_LIMIT - 1
+                )
                 if not ids:
                     break
                 start += len(ids)

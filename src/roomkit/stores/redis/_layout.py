@@ -22,6 +22,8 @@ class Layout:
         "channel",
         "checkpoints",
         "dirty",
+        "grant_items",
+        "grants",
         "keys",
         "marks",
         "pending",
@@ -55,6 +57,10 @@ class Layout:
         """The signed heads the next checkpoint takes."""
         self.checkpoints = f"{prefix}:cp"
         """The list of checkpoints."""
+        self.grant_items = f"{prefix}:grants:item:"
+        """What every standing grant's hash key starts with (:mod:`._grants`)."""
+        self.grants = f"{prefix}:grants:all"
+        """The index of every grant's id, scored by creation time."""
         self.marks = (f"{self.changes}:seq", f"{prefix}:rooms:format", self.checkpoints)
         """The keys that never expire once written, one of which is there wherever a store
         with this prefix was used: the change log's counter (every create writes it), the
@@ -73,6 +79,11 @@ class Layout:
     def settle_keys(self, pending_id: str) -> list[str]:
         """The keys of :data:`SETTLE` for the request."""
         return [self.record(pending_id), self.pending, *self.chain(pending_id)]
+
+    def grant_keys(self, grant_id: str) -> list[str]:
+        """The keys a script that records the grant ``grant_id`` writes: its hash and the
+        index of every grant."""
+        return [self.grant_items + grant_id, self.grants]
 
     def room(self, room_id: str) -> str:
         """The index of a room's pending ids."""

@@ -55,7 +55,7 @@ from redis.asyncio import Redis
 from roomkit.core.exceptions import StoreClosedError, StoreError, StoreNotFoundError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome, check_history, check_insertable, seconds, storable_id
-from roomkit.stores._facade import PartsFacade
+from roomkit.stores._facade import GrantingFacade
 from roomkit.stores._opening import SharedOpening
 from roomkit.stores._quorum import Ballot, Judgement
 from roomkit.stores._records import FORMAT, NONE, decode
@@ -99,7 +99,7 @@ _TIMED_OUT = PendingInputStatus.TIMED_OUT
 _PURGE_BATCH = 256
 
 
-class RedisStore(PartsFacade):
+class RedisStore(GrantingFacade):
     """A :class:`~roomkit.stores.base.DurableStore` on a Redis server.
 
     Its change feed is a pub/sub subscription: it covers this store's own writes at once,
@@ -384,7 +384,8 @@ class RedisStore(PartsFacade):
         self, pending_id: str, status: PendingInputStatus, token: str, outcome: Outcome
     ) -> PendingInput | None:
         """One settle in a Lua script: the outcome is as durable as the server's
-        ``appendfsync`` makes it; a lost reply runs the script again with the token.
+        ``appendfsync`` makes it; a lost reply runs the script again with the token. A win
+        records ``outcome.grant`` in the same script.
 
         Its entries are linked to the head this process believes in; when that moved, or
         the deadline's entry is needed, the script writes nothing and says so: run again."""

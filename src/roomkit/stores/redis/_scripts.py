@@ -66,6 +66,7 @@ __all__ = [
     "audit_ms",
     "decode_hashes",
     "settle_args",
+    "settle_script",
     "trim_settled",
     "unpack",
 ]
@@ -95,11 +96,8 @@ local function read_record(rec, format, ...)
 end
 """
 
-SETTLE = (
-    HEAD_MOVED
-    + NOTE_CHANGE
-    + _READ_RECORD
-    + """
+
+_SETTLE_HEAD = """
 -- KEYS: record, pending index, history list, signed head, heads to checkpoint
 -- ARGV: id, status, result, reason, withdrawn, settled_by, now, retention ms, token,
 --       NONE, channel, prefix, format, settled index size, audit retention ms ('' keeps
@@ -167,6 +165,9 @@ if won then
   if ARGV[6] ~= none then
     redis.call('HSET', rec, 'settled_by', ARGV[6])
   end
+"""
+
+_SETTLE_TAIL = """
 else
   redis.call('HSET', rec, 'status', status, 'result', none, 'reject_reason', none,
              'withdrawn', '0', 'settled_at', ARGV[7])
@@ -201,7 +202,16 @@ if won then
 end
 return 'timed_out'
 """
-)
+
+
+def settle_script(prologue: str = "", on_win: str = "") -> str:
+    """The settle's script, with ``prologue`` run first and ``on_win`` run in the write of
+    an outcome that wins (a settle that also records what the win makes)."""
+    return HEAD_MOVED + NOTE_CHANGE + _READ_RECORD + prologue + _SETTLE_HEAD + on_win + _SETTLE_TAIL
+
+
+SETTLE = settle_script()
+"""The settle: the store's one check-and-set of an outcome."""
 
 SET_DEADLINE = (
     NOTE_CHANGE

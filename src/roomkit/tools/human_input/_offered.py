@@ -4,10 +4,11 @@ Inside :func:`granted_with`, the approval ``pending_id`` approved by the call in
 :func:`~roomkit.policy.grants.approve_and_grant` approves it) is settled with the grant's
 ``granted`` entry in the settle's own history: on every store the entry is written in the
 settle's transaction, or not at all. On a store that records grants in a settle
-(:class:`~roomkit.stores.grants.SettlesGranting`: SQLite, PostgreSQL) whose grants are the
-ones offered to, the grant itself is written there too, so that a process stopped anywhere
-leaves the approval with its grant, or neither. Elsewhere the grant is added right after
-the settle, and a retry of the approval adds it if the process stopped in between.
+(:class:`~roomkit.stores.grants.SettlesGranting`: every durable store of roomkit's) whose
+grants are the ones offered to, the grant itself is written there too, so that a process
+stopped anywhere leaves the approval with its grant, or neither. Elsewhere (an application's
+own store or grants) the grant is added right after the settle, and a retry of the approval
+adds it if the process stopped in between.
 """
 
 from __future__ import annotations
