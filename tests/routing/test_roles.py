@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +18,7 @@ from roomkit.desk import create_desk_app, issue_token
 from roomkit.notify import Notifier
 from roomkit.notify._steps import Planner
 from roomkit.people import Delegation, Directory, Person, Role, on_call, role
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -59,6 +62,27 @@ async def test_rotation_assigns_the_least_recently_assigned_skipping_who_is_away
         ("dan",),
     ], "erin is away, so the rotation passes her by"
     assert not await router.may_decide(first, "frank")
+
+
+async def test_requests_made_at_once_go_to_different_members_of_a_rotation(
+    tmp_path: Path,
+) -> None:
+    """A pick held until its assignment is written still passes the member by."""
+    directory = Directory(roles={"kyc": Role(members=["dan", "erin", "frank"], rule="rotation")})
+    async with SQLiteStore(str(tmp_path / "roomkit.db")) as store:
+        handler = HumanInputHandler(store=store, directory=directory)
+        router = handler.router
+        assert router is not None
+        for n in range(3):  # each member assigned once, in the ledger
+            await handler.create_approval("kyc_check", {"id": n}, approvers=[role("kyc")])
+        made = await asyncio.gather(
+            *(
+                handler.create_approval("kyc_check", {"id": n}, approvers=[role("kyc")])
+                for n in range(3, 6)
+            )
+        )
+        assigned = [(await router.assigned(request))[role("kyc")] for request in made]
+    assert sorted(assigned) == ["dan", "erin", "frank"]
 
 
 async def test_the_ladders_escalation_reassigns_a_rotation() -> None:

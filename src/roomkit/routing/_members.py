@@ -3,7 +3,11 @@ an on-call schedule's person now.
 
 When each member of a rotation was last assigned is kept in the store's spend ledger
 (``rotation:["<role>","<member>"]``), so the rotation goes on across processes and
-restarts; this process's own turns break a tie of the ledger's clock.
+restarts; this process's own turns break a tie of the ledger's clock. A pick is marked in
+the ledger only once its assignment is written (:meth:`Rotations.assigned`): a process
+killed between the two leaves the member unmarked, to be picked again, never marked for a
+request they never got. Until then this process holds the pick, so that its other picks of
+the role pass the member by.
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Collection
 from datetime import datetime
 from typing import Protocol
 
 from roomkit.auth.names import RULE, actor_name_problem
-from roomkit.people import Directory
+from roomkit.people import Directory, reference_of
 from roomkit.stores.base import SpendLedger
 
 __all__ = ["Rotations", "on_call_now"]
@@ -37,7 +42,8 @@ class HasLedger(Protocol):
 
 
 class Rotations:
-    """Picks the member a rotation role goes to, keeping the picks in the spend ledger.
+    """Picks the member a rotation role goes to; the picks written are kept in the spend
+    ledger.
 
     Args:
         handler: whose spend ledger keeps when each rotation member was last assigned.
@@ -49,8 +55,10 @@ class Rotations:
         # clock made in the same instant.
         self._last_assigned: dict[tuple[str, str], int] = {}
         self._turns = 0
-        # One pick per role at a time in this process: read the ledger, then record.
+        # One pick per role at a time in this process: read the ledger, then hold the pick.
         self._picking: dict[str, asyncio.Lock] = {}
+        # The picks whose assignment is not written yet, per role and member.
+        self._held: Counter[tuple[str, str]] = Counter()
 
     async def next_member(
         self,
@@ -62,8 +70,9 @@ class Rotations:
         skip: Collection[str] = (),
     ) -> str | None:
         """The member of ``directory``'s role ``name`` assigned least recently (by any
-        process on the store), skipping those away at ``at``, ``after`` and ``skip``; the
-        pick is recorded in the ledger."""
+        process on the store), skipping those away at ``at``, ``after`` and ``skip``. The
+        pick is held until its assignment is written (:meth:`assigned`) or dropped
+        (:meth:`dropped`)."""
         group = directory.roles.get(name)
         if group is None:
             return None
@@ -87,17 +96,53 @@ class Rotations:
             entries = {member: _rotation_entry(name, member) for member in present}
             last = await ledger.read_spent(list(entries.values()))
 
-            def order(member: str) -> tuple[float, int]:
-                # Never assigned first; then the oldest assignment; this process's turns
-                # break a tie of the ledger's clock.
+            def order(member: str) -> tuple[bool, float, int]:
+                # Never assigned first; then the oldest assignment; a pick this process
+                # holds counts as the newest; this process's turns break a tie of the
+                # ledger's clock.
                 when = last.get(entries[member], float("-inf"))
-                return when, self._last_assigned.get((name, member), -1)
+                held = self._held[(name, member)] > 0
+                return held, when, self._last_assigned.get((name, member), -1)
 
             chosen = min(present, key=order)
-            await ledger.record_spent(entries[chosen], until=None)
+            self._held[(name, chosen)] += 1
             self._turns += 1
             self._last_assigned[(name, chosen)] = self._turns
         return chosen
+
+    async def assigned(self, group: str, member: str) -> None:
+        """Mark in the ledger that ``member`` of ``group`` (a rotation role's approver,
+        ``role:<name>``; any other group is passed over) was assigned now, once the
+        assignment a pick of :meth:`next_member` led to is written. A mark that cannot be
+        written is logged: the assignment stands, and the member may come round again
+        sooner."""
+        name = _role_name(group)
+        if name is None:
+            return
+        try:
+            await self._handler.ledger.record_spent(_rotation_entry(name, member), until=None)
+        except Exception as error:
+            logger.warning(
+                "routing: could not mark %r of role %r as assigned in the ledger (%s); "
+                "the rotation may give them the next request too",
+                member,
+                name,
+                error,
+            )
+        finally:
+            self.dropped(group, member)
+
+    def dropped(self, group: str, member: str) -> None:
+        """Let go of a pick of :meth:`next_member` (``member`` of ``group``, as
+        :meth:`assigned` takes them) whose assignment was not written."""
+        name = _role_name(group)
+        if name is None:
+            return
+        key = (name, member)
+        if self._held[key] > 0:
+            self._held[key] -= 1
+        if self._held[key] <= 0:
+            self._held.pop(key, None)
 
 
 async def on_call_now(directory: Directory, name: str, at: datetime) -> str | None:
@@ -134,6 +179,12 @@ async def on_call_now(directory: Directory, name: str, at: datetime) -> str | No
         return None
     assert isinstance(who, str)
     return directory.actor_for_email(who) or who
+
+
+def _role_name(group: str) -> str | None:
+    """The name of the role ``group`` names; ``None`` when it names no role."""
+    reference = reference_of(group)
+    return reference[1] if reference is not None and reference[0] == "role" else None
 
 
 def _rotation_entry(role: str, member: str) -> str:

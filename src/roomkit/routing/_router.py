@@ -27,8 +27,10 @@ one after the request's settle. The notice an assignment owes its new person (a 
 change, a member who left, the first person on call) is added to the outbox in that same
 write, so that a process killed just after the assignment leaves nobody untold. When each
 member of a rotation was last assigned is kept in the store's spend ledger
-(``rotation:["<role>","<member>"]``), so the rotation goes on across processes and restarts;
-two processes assigning the same role in the same instant may pick the same member.
+(``rotation:["<role>","<member>"]``), marked once the assignment's entry is written (a
+process killed between the two may give the member a turn again, never skip one), so the
+rotation goes on across processes and restarts; two processes assigning the same role in
+the same instant may pick the same member.
 """
 
 from __future__ import annotations
@@ -168,8 +170,22 @@ class Router:
         if not self.routes(request):
             return []
         kept: list[dict[str, Any]] = []
-        await self._route(request, Reading({}, frozenset(), 0), escalating=False, kept=kept)
+        try:
+            await self._route(request, Reading({}, frozenset(), 0), escalating=False, kept=kept)
+        except BaseException:
+            await self.opened(kept, written=False)
+            raise
         return kept
+
+    async def opened(self, entries: Sequence[dict[str, Any]], *, written: bool) -> None:
+        """Mark the rotation picks of the :meth:`opening` ``entries`` in the ledger once
+        they are ``written`` with their request; let go of them when they were not."""
+        for entry in entries:
+            group, member = str(entry["group"]), entry["approvers"][0]
+            if written:
+                await self._rotations.assigned(group, member)
+            else:
+                self._rotations.dropped(group, member)
 
     async def refresh(
         self, request: PendingInput, *, escalating: bool = False, step: str | None = None
@@ -197,6 +213,21 @@ class Router:
         if not any(reference_of(a) for a in self.of_record(request)):
             return {}
         picked: dict[tuple[str, str | None], str | None] = {}
+        try:
+            return await self._refreshing(request, escalating, step, picked)
+        finally:
+            # The picks no written assignment led to are let go of.
+            for (approver, _), chosen in picked.items():
+                if chosen is not None:
+                    self._rotations.dropped(approver, chosen)
+
+    async def _refreshing(
+        self,
+        request: PendingInput,
+        escalating: bool,
+        step: str | None,
+        picked: dict[tuple[str, str | None], str | None],
+    ) -> dict[str, str]:
         for _ in range(_READINGS):
             reading = Reading.of(await self._handler.history(request.pending_id), step)
             routed = await self._route(
@@ -254,6 +285,8 @@ class Router:
                 ):
                     return None
                 seq += 1
+                if picked is not None and picked.pop((approver, before), None) == actor:
+                    await self._rotations.assigned(approver, actor)
             current[approver] = actor
         return current
 

@@ -129,7 +129,17 @@ async def hold_unless_granted(
             return settled
     # Its created entry goes in with it, before whatever the announcement leads to, and
     # so do its first assignments (on call, a rotation), read by every process.
-    with also_created_with(*await opening(router, request)):
-        return await decisions.hold(
-            request, timeout, surface=surface, about=about, reattaching=cited
-        )
+    routing = await opening(router, request)
+    written = False
+    try:
+        with also_created_with(*routing):
+            held = await decisions.hold(
+                request, timeout, surface=surface, about=about, reattaching=cited
+            )
+        # A rotation's pick is marked once its assignment is written with the request (not
+        # with one its key re-attached to): a process killed before skips no one.
+        written = held.pending_id == request.pending_id
+        return held
+    finally:
+        if router is not None and routing:
+            await router.opened(routing, written=written)

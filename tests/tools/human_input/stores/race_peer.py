@@ -28,6 +28,8 @@ Plans (``op``):
 - ``escalate``: ``add_approvers(id, actors, by=...)``; whether it took.
 - ``notify``: a :class:`~roomkit.notify.Notifier` with a webhook to ``url`` signed with
   ``secret``, until SIGTERM; ``null``.
+- ``approval`` with ``role`` and ``members``: as ``approval``, through a directory whose
+  rotation role ``role`` has ``members``.
 - ``route``: route the request ``id`` (``router.refresh``, as a desk reading it or a
   notifier's step does) with ``on_call``, a schedule name, naming ``person`` at every hour;
   who has each of its groups now, or the kind of error that refused the write.
@@ -44,7 +46,7 @@ from datetime import datetime
 from typing import Any
 
 from roomkit import HumanInputHandler
-from roomkit.people import Directory, Person
+from roomkit.people import Directory, Person, Role
 
 
 def _open(kind: str, where: str, prefix: str) -> Any:
@@ -180,7 +182,10 @@ class _OnCall:
 
 
 def _directory(plan: dict[str, Any]) -> Directory | None:
-    """The directory a ``route`` plan routes through."""
+    """The directory a ``route`` plan (or an ``approval`` plan naming a ``role``) routes
+    through."""
+    if "role" in plan:
+        return Directory(roles={plan["role"]: Role(members=plan["members"], rule="rotation")})
     if "on_call" not in plan:
         return None
     person = plan["person"]
