@@ -59,15 +59,13 @@ async def handler(relay: Relay, clock: FakeClock) -> AsyncIterator[HumanInputHan
 
 
 class Attempts:
-    """The attempts of one expire activity: each sees the heartbeat of the one before."""
+    """The attempts of one expire activity, each numbered after the one before."""
 
     def __init__(self, handler: HumanInputHandler, clock: FakeClock) -> None:
         self.handler = handler
         self.clock = clock
         self.create, self.expire, _ = activities(handler)
         self.environment = ActivityEnvironment()
-        self.beats: list[Any] = []
-        self.environment.on_heartbeat = lambda *details: self.beats.extend(details)
 
     async def overdue(self, key: str) -> dict[str, Any]:
         """The expire activity's input for a request of a ladder with a default, overdue."""
@@ -89,11 +87,9 @@ class Attempts:
         return {"pending_id": created["pending_id"], "digest": created["digest"], "ladder": LADDER}
 
     async def next(self, ask: dict[str, Any]) -> dict[str, Any]:
-        """Run the next attempt, with the details the one before heartbeat."""
+        """Run the next attempt."""
         info = self.environment.info
-        self.environment.info = dataclasses.replace(
-            info, attempt=info.attempt + 1, heartbeat_details=list(self.beats)
-        )
+        self.environment.info = dataclasses.replace(info, attempt=info.attempt + 1)
         result: dict[str, Any] = await self.environment.run(self.expire, ask)
         return result
 

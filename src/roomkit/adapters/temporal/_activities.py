@@ -66,9 +66,7 @@ newest, so one always reaches the server in time."""
 async def _beating(work: Awaitable[_T]) -> _T:
     """Await ``work`` while heartbeating, if the workflow gave the activity a heartbeat
     timeout: the worker is alive as long as the event loop runs, however long the store
-    takes. Each heartbeat repeats the details the attempt started with, so that what an
-    earlier attempt told the next reaches the one after, should this one die; an attempt
-    that says something else says it as it ends (after the last beat)."""
+    takes."""
     timeout = activity.info().heartbeat_timeout
     if not timeout:
         return await work
@@ -80,9 +78,8 @@ async def _beating(work: Awaitable[_T]) -> _T:
 
 
 async def _beat(interval: float) -> None:
-    details = tuple(activity.info().heartbeat_details)
     while True:
-        activity.heartbeat(*details)
+        activity.heartbeat()
         await asyncio.sleep(interval)
 
 
