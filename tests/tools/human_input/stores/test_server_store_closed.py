@@ -62,9 +62,8 @@ class Site:
         # Asked once the asking connection is closed: no socket of the store open now
         # shares its port, and one the server still lists from before is not held.
         ports = await self._client_ports()
-        if not os.path.isdir("/proc/self/fd"):
-            return len(ports)  # no telling which sockets this process holds: count them all
-        return sum(1 for port in ports if port in _held_ports(self.server.port))
+        held = _held_ports(self.server.port)
+        return len(ports) if held is None else sum(1 for port in ports if port in held)
 
     async def _client_ports(self) -> list[int]:
         """The client ports of the sessions of the site's stores the server lists."""
@@ -84,8 +83,11 @@ class Site:
             return [int(port) for (port,) in await cursor.fetchall()]
 
 
-def _held_ports(server_port: int) -> set[int]:
-    """The local ports of this process's TCP sockets to ``server_port`` on this machine."""
+def _held_ports(server_port: int) -> set[int] | None:
+    """The local ports of this process's TCP sockets to ``server_port`` on this machine;
+    ``None`` where ``/proc`` cannot tell (every session listed counts then)."""
+    if not os.path.isdir("/proc/self/fd"):
+        return None
     mine = set()
     for fd in os.listdir("/proc/self/fd"):
         with contextlib.suppress(OSError):  # a descriptor closed while the folder is read
