@@ -16,13 +16,10 @@ import time
 from typing import Any
 
 import pytest
-from tests.tools.human_input.stores.store_kit import Backend, SQLiteBackend, Store
+from tests.tools.human_input.stores.store_kit import Backend, Store
 from tests.tools.human_input.stores.test_grant_kills import PAY, one_use_granted
 from tests.tools.human_input.stores.test_process_races import kinds, verified
-from tests.tools.human_input.stores.test_reassignment_kills import (
-    killed_once_refused,
-    killed_while_writing,
-)
+from tests.tools.human_input.stores.test_reassignment_kills import killed_as_it_writes
 
 from roomkit import HumanInputHandler
 from roomkit.models.history import PolicyDecided
@@ -50,12 +47,7 @@ REFUSE_DECISIONS = (
 async def killed_deciding(backend: Backend, plan: dict[str, Any]) -> None:
     """Run ``plan`` in a process of its own, killed as the write carrying its ``decided``
     entry is on its way."""
-    if isinstance(backend, SQLiteBackend):
-        async with backend.make() as store:
-            await store.open()  # the file's tables, for the trigger
-        await killed_once_refused(backend, plan, REFUSE_DECISIONS)
-    else:
-        await killed_while_writing(backend, plan, b'"decided"')
+    await killed_as_it_writes(backend, plan, REFUSE_DECISIONS, b'"decided"')
 
 
 async def nothing_open(handler: HumanInputHandler) -> None:

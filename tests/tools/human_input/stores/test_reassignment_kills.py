@@ -132,6 +132,20 @@ async def killed_once_refused(backend: SQLiteBackend, plan: dict[str, Any], trig
         db.execute("DROP TRIGGER refuse")
 
 
+async def killed_as_it_writes(
+    backend: Backend, plan: dict[str, Any], trigger: str, marker: bytes
+) -> None:
+    """Run ``plan`` in a process of its own, killed as the write holding ``marker`` is on
+    its way (on SQLite, once the file refuses the write the statement ``trigger`` makes
+    its trigger ``refuse`` refuse)."""
+    if isinstance(backend, SQLiteBackend):
+        async with backend.make() as store:
+            await store.open()  # the file's tables, for the trigger
+        await killed_once_refused(backend, plan, trigger)
+    else:
+        await killed_while_writing(backend, plan, marker)
+
+
 async def test_a_process_killed_as_it_assigns_the_person_on_call_leaves_them_told_once(
     backend: Backend,
 ) -> None:

@@ -10,11 +10,8 @@ kills itself then). The member never got the request: the next request goes to t
 from __future__ import annotations
 
 import pytest
-from tests.tools.human_input.stores.store_kit import Backend, SQLiteBackend
-from tests.tools.human_input.stores.test_reassignment_kills import (
-    killed_once_refused,
-    killed_while_writing,
-)
+from tests.tools.human_input.stores.store_kit import Backend
+from tests.tools.human_input.stores.test_reassignment_kills import killed_as_it_writes
 
 from roomkit import HumanInputHandler
 from roomkit.people import Directory, Role, role
@@ -40,12 +37,7 @@ REFUSE_ASSIGNMENTS = (
 async def test_a_process_killed_as_it_assigns_a_rotation_skips_no_member(
     backend: Backend,
 ) -> None:
-    if isinstance(backend, SQLiteBackend):
-        async with backend.make() as store:
-            await store.open()  # the file's tables, for the trigger
-        await killed_once_refused(backend, PLAN, REFUSE_ASSIGNMENTS)
-    else:
-        await killed_while_writing(backend, PLAN, b"escalated")
+    await killed_as_it_writes(backend, PLAN, REFUSE_ASSIGNMENTS, b"escalated")
     async with backend.make() as store:
         directory = Directory(roles={ROLE: Role(members=MEMBERS, rule="rotation")})
         handler = HumanInputHandler(store=store, directory=directory)
