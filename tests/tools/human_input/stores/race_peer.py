@@ -28,8 +28,8 @@ Plans (``op``):
 - ``escalate``: ``add_approvers(id, actors, by=...)``; whether it took.
 - ``notify``: a :class:`~roomkit.notify.Notifier` with a webhook to ``url`` signed with
   ``secret``, until SIGTERM; ``null``.
-- ``approval`` with ``role`` and ``members``: as ``approval``, through a directory whose
-  rotation role ``role`` has ``members``.
+- ``approval`` or ``route`` with ``role`` and ``members``: as below, through a directory
+  whose rotation role ``role`` has ``members``.
 - ``route``: route the request ``id`` (``router.refresh``, as a desk reading it or a
   notifier's step does) with ``on_call``, a schedule name, naming ``person`` at every hour;
   who has each of its groups now, or the kind of error that refused the write.
