@@ -10,7 +10,8 @@ is deciding``). On-call schedules come from an iCal feed or file (:class:`ICalOn
 
 from typing import TYPE_CHECKING, Any
 
-from roomkit.routing._router import ROUTING, Router, Standing
+from roomkit.routing._router import ROUTING, Router
+from roomkit.routing._standing import Standing
 
 if TYPE_CHECKING:
     from roomkit.routing.ical import ICalOnCall

@@ -39,7 +39,6 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -47,26 +46,13 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.people import Directory, reference_of
 from roomkit.routing._entries import ROUTING, Reading, assigned_in, assignment_entry
 from roomkit.routing._members import Rotations, on_call_now
+from roomkit.routing._standing import Standing, told
 from roomkit.stores.base import SpendLedger
 from roomkit.stores.outbox import OutboxItem, now_of
 
-__all__ = ["ROUTING", "Router", "Standing"]
+__all__ = ["ROUTING", "Router"]
 
 logger = logging.getLogger("roomkit.routing")
-
-
-@dataclass(frozen=True, slots=True)
-class Standing:
-    """Why one actor may decide a request: for which approver of record, and how."""
-
-    actor: str
-    principal: str
-    """The approver of record the decision counts for (an actor id, ``role:...`` or
-    ``on-call:...``); on a quorum, one vote per principal."""
-    delegation_id: str | None = None
-    """The delegation it goes through, when the actor stands in for someone away."""
-    on_behalf_of: str | None = None
-    """The person of record the actor decides for, when it is not the actor themself."""
 
 
 class RoutedHandler(Protocol):
@@ -437,30 +423,7 @@ class Router:
                 person away: a delegation to someone nobody can tell (a misspelt name)
                 never leaves the request unheard of.
         """
-        chains: dict[str, list[str]] = {}
-        for standing in await self.standings(request):
-            # A delegate replaces the person they stand in for; a role's members are each told.
-            key = standing.actor
-            if standing.delegation_id is not None and standing.on_behalf_of is not None:
-                key = standing.on_behalf_of
-            chains.setdefault(key, []).append(standing.actor)
-        told: list[str] = []
-        for person, chain in chains.items():
-            deciding = chain[-1]
-            if reaches is not None and not reaches(deciding):
-                heard = [actor for actor in chain if reaches(actor)]
-                if heard:
-                    logger.warning(
-                        "routing: no surface reaches %s, who decides %s in %s's place; %s is "
-                        "told instead: check the delegation's name, or give them a contact point",
-                        ascii(deciding),
-                        request.pending_id,
-                        ascii(person),
-                        ascii(heard[-1]),
-                    )
-                    deciding = heard[-1]
-            told.append(deciding)
-        return tuple(dict.fromkeys(told))
+        return told(request.pending_id, await self.standings(request), reaches)
 
     async def status(self, request: PendingInput) -> str | None:
         """What the one who asked reads: ``Alice is away until 12 Dec; Carol is
