@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roomkit._storable import unencodable_text
@@ -52,6 +52,17 @@ class Outcome(NamedTuple):
     grant: Grant | None = None
     """The standing grant to record if this settle wins, in its transaction (a store that
     can: :class:`~roomkit.stores.grants.SettlesGranting`)."""
+
+    @classmethod
+    def given(cls, outcome: Mapping[str, Any]) -> Outcome:
+        """The outcome a settle's keyword arguments give (``result``, ``reason``,
+        ``withdrawn``, ``settled_by``), unchecked."""
+        return cls(
+            outcome.get("result"),
+            outcome.get("reason"),
+            outcome.get("withdrawn", False),
+            outcome.get("settled_by"),
+        )
 
 
 def creation_order(record: PendingInput) -> tuple[float, str]:

@@ -359,12 +359,7 @@ class GrantingFacade(PartsFacade):
             ValueError, TypeError, InvalidTextError, CorruptRecordError,
                 StoreUnavailableError, StoreClosedError: as :meth:`settle`.
         """
-        given = Outcome(
-            outcome.get("result"),
-            outcome.get("reason"),
-            outcome.get("withdrawn", False),
-            outcome.get("settled_by"),
-        )
+        given = Outcome.given(outcome)
         checked = check_settle(pending_id, status, token, given, history)
         if checked is None:
             return None

@@ -99,12 +99,7 @@ class Settling(WritingPart):
                 f"connection must be the psycopg.AsyncConnection your transaction runs on, "
                 f"got {type(connection).__name__}"
             )
-        given = Outcome(
-            outcome.get("result"),
-            outcome.get("reason"),
-            outcome.get("withdrawn", False),
-            outcome.get("settled_by"),
-        )
+        given = Outcome.given(outcome)
         checked = check_settle(pending_id, status, token, given, history)
         if checked is None:
             return None
