@@ -166,8 +166,21 @@ async def warmed_records(handler: HumanInputHandler) -> str:
     await handler.record(warm.pending_id, new_entry("shown", actor="warm-up", surface="desk"))
     assert await handler.ledger.spend_once("warm-up", until=None)
     await handler.ledger.refund_spent("warm-up")
-    await asyncio.gather(*(handler.get_request(warm.pending_id) for _ in range(4)))
+    await asyncio.gather(*(_read_warming(handler, warm.pending_id) for _ in range(4)))
     return warm.pending_id
+
+
+async def _read_warming(handler: HumanInputHandler, pending_id: str) -> None:
+    """Read the record on a connection of the pool's own: a loaded machine may take longer
+    than :data:`SHORT` to open one through the relay, so the warm-up tries again (what the
+    tests bound is the cut write, not this)."""
+    for _ in range(3):
+        try:
+            await handler.get_request(pending_id)
+        except StoreUnavailableError:
+            continue
+        return
+    await handler.get_request(pending_id)
 
 
 async def test_a_delivered_entry_cut_by_the_timeout_is_recorded_once(
