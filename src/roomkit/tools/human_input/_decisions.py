@@ -298,7 +298,7 @@ class Decisions:
         # settle's own transaction.
         settlement = await self.settlement(request, decision, by, surface, digest)
         if decision.kind == "approve":
-            settlement = with_grant(settlement, getattr(engine, "store", None))
+            settlement = with_grant(settlement, engine.store)
         if await (settle or engine.settle)(settlement):
             return True
         settled = await engine.get_request(request.pending_id)
