@@ -225,6 +225,18 @@ class DurableBase(Opened):
                 seconds; whether this settle was recorded is unknown.
         """
         given = Outcome(result, reason, withdrawn, settled_by)
+        return await self._settle_given(pending_id, status, token, given, history)
+
+    async def _settle_given(
+        self,
+        pending_id: str,
+        status: PendingInputStatus,
+        token: str | None,
+        given: Outcome,
+        history: Sequence[dict[str, Any]],
+    ) -> PendingInput | None:
+        """:meth:`settle` of the outcome ``given`` as the caller gave it: checked with the
+        status, the token and ``history``, then handed to :meth:`_settle_checked`."""
         checked = check_settle(pending_id, status, token, given, history)
         if checked is None:
             return None

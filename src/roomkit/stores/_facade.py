@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol, Unpack
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.stores._checks import Outcome, check_insertable, check_settle
+from roomkit.stores._checks import Outcome, check_insertable
 from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._facets import check_settled_listing
 from roomkit.stores._history import entry_text
@@ -359,9 +359,5 @@ class GrantingFacade(PartsFacade):
             ValueError, TypeError, InvalidTextError, CorruptRecordError,
                 StoreUnavailableError, StoreClosedError: as :meth:`settle`.
         """
-        given = Outcome.given(outcome)
-        checked = check_settle(pending_id, status, token, given, history)
-        if checked is None:
-            return None
-        status, token, given = checked
-        return await self._settle_checked(pending_id, status, token, given._replace(grant=grant))
+        given = Outcome.given(outcome)._replace(grant=grant)
+        return await self._settle_given(pending_id, status, token, given, history)
