@@ -41,6 +41,7 @@ from roomkit.stores.redis._bytes_client import bytes_client, decodes
 from roomkit.stores.redis._pools import QUEUE_TIMEOUT, PoolExhaustedError, StoreBlockingPool
 
 __all__ = [
+    "DEFAULT_URL",
     "TIMEOUT",
     "check_persistence",
     "connect",
@@ -51,6 +52,11 @@ __all__ = [
     "store_timeout",
     "text",
 ]
+
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+"""The server a Redis store (:class:`~roomkit.stores.redis.RedisStore`,
+:class:`~roomkit.stores.redis.RedisRoomStore`) connects to when given neither a URL nor a
+client."""
 
 TIMEOUT = 5.0
 """Seconds a call of a Redis store waits for the server by default (``timeout=``).
@@ -74,15 +80,13 @@ _ADVICE = (
 )
 
 
-def connect(
-    url: object, client: object, *, default: str, store: str = "RedisStore"
-) -> tuple[Redis, bool]:
+def connect(url: object, client: object, *, store: str = "RedisStore") -> tuple[Redis, bool]:
     """The store's client, and whether the store owns it (and closes it).
 
-    ``client`` when given, used as it is; else a new client for ``url`` (``default`` when
-    ``None``). A new client sends nothing until it is used. Its pool (64 connections, or
-    the URL's ``max_connections``) queues callers beyond its size until a connection frees
-    up, rather than failing them. ``store`` names the class in messages.
+    ``client`` when given, used as it is; else a new client for ``url`` (:data:`DEFAULT_URL`
+    when ``None``). A new client sends nothing until it is used. Its pool (64 connections,
+    or the URL's ``max_connections``) queues callers beyond its size until a connection
+    frees up, rather than failing them. ``store`` names the class in messages.
 
     The store reads replies as bytes, so that an entry, a field or a key that is not UTF-8
     (no store writes one) is named for what it is, not a ``UnicodeDecodeError`` inside
@@ -105,7 +109,7 @@ def connect(
         if decodes(client.connection_pool):
             return bytes_client(client, store=store), True
         return client, False
-    url = default if url is None else url
+    url = DEFAULT_URL if url is None else url
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     try:

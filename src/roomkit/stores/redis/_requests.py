@@ -72,6 +72,7 @@ from roomkit.stores.redis._feed import ChangeFeed
 from roomkit.stores.redis._granted import INSERT_GRANTED, INSERT_GRANTED_SETTLED, insert_granted
 from roomkit.stores.redis._grants import RedisGrants
 from roomkit.stores.redis._link import (
+    DEFAULT_URL,
     check_persistence,
     connect,
     describe,
@@ -90,9 +91,6 @@ from roomkit.stores.redis._trail import RedisTrail
 __all__ = ["DEFAULT_URL", "RedisStore"]
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.redis")
-
-DEFAULT_URL = "redis://127.0.0.1:6379/0"
-"""The server :class:`RedisStore` connects to when given neither a URL nor a client."""
 
 _PENDING = PendingInputStatus.PENDING
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
@@ -189,7 +187,7 @@ class RedisStore(GrantingFacade):
         url, timeout = store_timeout(url, timeout)
         self.timeout = timeout
         """Seconds a call waits for the server before it counts as not answering."""
-        client, self._owned = connect(url, client, default=DEFAULT_URL)
+        client, self._owned = connect(url, client)
         self.prefix = prefix
         """The first part of every key and of the events channel."""
         keep = seconds("outbox_retention_seconds", outbox_retention_seconds, zero=True)

@@ -36,6 +36,7 @@ from roomkit.stores._url import request_store
 from roomkit.stores.redis import _link as link
 from roomkit.stores.redis import _room_records as records
 from roomkit.stores.redis import _room_scripts as scripts
+from roomkit.stores.redis._link import DEFAULT_URL
 from roomkit.stores.redis._pools import opening, shut
 from roomkit.stores.redis._room_calls import STORE, Refused, RoomScripts
 
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_URL", "RedisRoomStore"]
 
 T = TypeVar("T")
-
-DEFAULT_URL = "redis://127.0.0.1:6379/0"
-"""The server :class:`RedisRoomStore` connects to when given neither a URL nor a client."""
 
 
 class RedisRoomStore(Opened):
@@ -105,9 +103,7 @@ class RedisRoomStore(Opened):
         url, timeout = link.store_timeout(url, timeout)
         self.timeout = timeout
         """Seconds a call waits for the server before it counts as not answering."""
-        self._client, self._owned = link.connect(
-            url, client, default=DEFAULT_URL, store="RedisRoomStore"
-        )
+        self._client, self._owned = link.connect(url, client, store="RedisRoomStore")
         self.prefix = prefix
         """The first part of every key."""
         self._where = link.describe(self._client)
