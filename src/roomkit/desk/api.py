@@ -20,6 +20,7 @@ from typing import Unpack
 
 from fastapi import HTTPException
 
+from roomkit._doors import routed_handler
 from roomkit.auth.traffic import is_origin
 from roomkit.core.framework import RoomKit
 from roomkit.desk import notifications
@@ -52,18 +53,7 @@ def default_handler(kit: RoomKit) -> HumanInputHandler:
     Raises:
         ValueError: the kit routes none, or several (pass ``handler=`` to choose).
     """
-    handlers = kit.human_input_handlers
-    if len(handlers) == 1:
-        return handlers[0]
-    if not handlers:
-        raise ValueError(
-            "The kit routes no human-input handler: register a channel with "
-            "human_input_handler=..., or pass handler=HumanInputHandler(store=...) to the desk"
-        )
-    raise ValueError(
-        f"The kit routes {len(handlers)} human-input handlers: pass handler=... to choose "
-        "the one the desk shows"
-    )
+    return routed_handler(kit, door="the desk", shows="the desk shows")
 
 
 class Desk:

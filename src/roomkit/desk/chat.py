@@ -37,6 +37,7 @@ from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from roomkit._doors import door_channel
 from roomkit.channels.base import TransportChannel
 from roomkit.core.exceptions import (
     AmbiguousAnswerError,
@@ -212,19 +213,6 @@ class ChatChannel(TransportChannel):
         await self.hub.publish_room_message(event.room_id, message_view(event))
 
 
-def _chat_channel(kit: RoomKit, hub: DeskHub, channel_id: str) -> ChatChannel:
-    channel = kit.get_channel(channel_id)
-    if channel is None:
-        channel = ChatChannel(channel_id, hub)
-        kit.register_channel(channel)
-    elif not isinstance(channel, ChatChannel):
-        raise ValueError(
-            f"Channel {channel_id!r} is already registered as a {type(channel).__name__}: "
-            "give the chat a channel id of its own"
-        )
-    return channel
-
-
 _REFUSED = (AmbiguousAnswerError, RequestSettledError, UnknownRequestError, InvalidAnswerError)
 
 
@@ -264,7 +252,9 @@ def chat_router(
         limits: the body cap and JSON depth (the desk's defaults when ``None``); the rate
             limit is the hub gate's.
     """
-    channel = _chat_channel(kit, hub, channel_id)
+    channel = door_channel(
+        kit, channel_id, ChatChannel, door="the chat", make=lambda made: ChatChannel(made, hub)
+    )
     gate, access = hub.gate, hub.access
     route_class = desk_route_class(limits if limits is not None else DeskLimits())
     router = APIRouter(prefix="/api", tags=["chat"], route_class=route_class)

@@ -40,6 +40,7 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskStore, TaskUpdater
 from a2a.types import TaskState
 
+from roomkit._doors import door_channel, routed_handler
 from roomkit.adapters._feed import (
     STRANDED,
     EventKey,
@@ -98,7 +99,8 @@ class RoomKitExecutor(AgentExecutor):
         channel_id: the id the caller's messages are recorded under.
 
     Raises:
-        ValueError: ``agent`` is no channel of the kit; no handler, or several.
+        ValueError: ``agent`` is no channel of the kit; no handler, or several; ``channel_id``
+            is another kind of channel of the kit.
     """
 
     def __init__(
@@ -112,18 +114,10 @@ class RoomKitExecutor(AgentExecutor):
         if kit.get_channel(agent) is None:
             raise ValueError(f"No channel {agent!r} in the kit: register the agent first")
         if handler is None:
-            routed = kit.human_input_handlers
-            if len(routed) != 1:
-                raise ValueError(
-                    f"The kit routes {len(routed)} human-input handlers: pass handler=..."
-                )
-            handler = routed[0]
-        channel = kit.get_channel(channel_id)
-        if channel is None:
-            channel = A2AChannel(channel_id)
-            kit.register_channel(channel)
-        if not isinstance(channel, A2AChannel):
-            raise ValueError(f"Channel {channel_id!r} is no A2AChannel: give A2A an id of its own")
+            handler = routed_handler(
+                kit, door="RoomKitExecutor()", shows="whose requests the tasks wait on"
+            )
+        channel = door_channel(kit, channel_id, A2AChannel, door="RoomKitExecutor()")
         self.kit = kit
         self.agent = agent
         self.handler = handler

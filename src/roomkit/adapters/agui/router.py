@@ -29,6 +29,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.types import Receive, Scope, Send
 
 from roomkit._admission import BodyGate, admit_first, route_dependencies, route_overrides
+from roomkit._doors import door_channel, routed_handler
 from roomkit._storable import unencodable_text
 from roomkit.adapters._feed import may_open_room, room_id_problem
 from roomkit.adapters.agui._run import NOT_YOURS, AGUIChannel, Thread, run_events
@@ -66,13 +67,7 @@ def _handler_of(kit: RoomKit, handler: HumanInputHandler | None) -> HumanInputHa
         if not isinstance(handler, HumanInputHandler):
             raise TypeError(f"handler must be a HumanInputHandler, got {handler!r}")
         return handler
-    handlers = kit.human_input_handlers
-    if len(handlers) != 1:
-        raise ValueError(
-            f"The kit routes {len(handlers)} human-input handlers: pass handler=... to name "
-            "the one whose requests the endpoint shows"
-        )
-    return handlers[0]
+    return routed_handler(kit, door="agui_router()", shows="whose requests the endpoint shows")
 
 
 class _Gate(BodyGate):
@@ -125,19 +120,6 @@ def _route_class(max_body: int) -> Any:
             await super().handle(scope, receive, send)
 
     return AGUIRoute
-
-
-def _channel(kit: RoomKit, channel_id: str) -> AGUIChannel:
-    channel = kit.get_channel(channel_id)
-    if channel is None:
-        channel = AGUIChannel(channel_id)
-        kit.register_channel(channel)
-    elif not isinstance(channel, AGUIChannel):
-        raise ValueError(
-            f"Channel {channel_id!r} is already registered as a {type(channel).__name__}: "
-            "give the AG-UI endpoint a channel id of its own"
-        )
-    return channel
 
 
 def agui_router(
@@ -202,7 +184,7 @@ def agui_router(
         raise ValueError(f"No channel {agent!r} in the kit: register the agent's AIChannel first")
     handler = _handler_of(kit, handler)
     access = Access.of(kit, handler)
-    channel = _channel(kit, channel_id)
+    channel = door_channel(kit, channel_id, AGUIChannel, door="the AG-UI endpoint")
     thread = Thread(kit, handler, access, channel, agent, max_new_messages=max_new_messages)
     router = APIRouter(tags=["agui"], route_class=_route_class(max_body))
     credentials = session_gate(LinkLedger(handler.ledger), auth, secret, data_dir)
