@@ -31,6 +31,7 @@ from roomkit.notify.push_subscriptions import (
 )
 from roomkit.notify.webpush import MAX_MESSAGE_BYTES, WebPush, push_message
 from roomkit.people import Delegation, Directory, Person
+from roomkit.stores.outbox import outbox_for
 from roomkit.tools.human_input import HumanInputHandler
 
 SECRET = "the tests' desk secret, 0123456789abcdef"
@@ -178,6 +179,18 @@ async def test_a_request_settled_elsewhere_replaces_the_notice_on_the_devices_to
     assert len(service.received) == 2
 
 
+def tablet_failing(service: PushService, data_dir: Path) -> tuple[Browser, Browser, WebPush]:
+    """Alice's phone and tablet subscribed on ``service``, the tablet's pushes answered 503,
+    and a Web Push that retries within a few hundredths of a second."""
+    phone, tablet = service.browser("phone"), service.browser("tablet")
+    subscribe(data_dir, "alice", phone.subscription())
+    subscribe(data_dir, "alice", tablet.subscription())
+    service.status[tablet.endpoint] = 503
+    retry = Retry(first=0.01, cap=0.05)
+    push = WebPush(SUBJECT, data_dir=data_dir, push_hosts=[service.origin], retry=retry)
+    return phone, tablet, push
+
+
 async def test_a_question_shown_on_one_device_of_two_is_replaced_there_when_answered(
     make_handler: Callable[[], HumanInputHandler], tmp_path: Path
 ) -> None:
@@ -186,16 +199,7 @@ async def test_a_question_shown_on_one_device_of_two_is_replaced_there_when_answ
     which never showed it, gets nothing."""
     handler = make_handler()
     async with PushService() as service:
-        phone, tablet = service.browser("phone"), service.browser("tablet")
-        subscribe(tmp_path, "alice", phone.subscription())
-        subscribe(tmp_path, "alice", tablet.subscription())
-        service.status[tablet.endpoint] = 503
-        push = WebPush(
-            SUBJECT,
-            data_dir=tmp_path,
-            push_hosts=[service.origin],
-            retry=Retry(first=0.01, cap=0.05),
-        )
+        phone, _, push = tablet_failing(service, tmp_path)
         notifier = notifier_of(handler, push)
         async with notifier:
             request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
@@ -207,7 +211,35 @@ async def test_a_question_shown_on_one_device_of_two_is_replaced_there_when_answ
     assert settled.endpoint == phone.endpoint
     note = settled.message["notification"]
     assert (note["tag"], note["title"]) == (request.pending_id, "Answered by alice in Slack")
-    assert {taken.endpoint for taken in service.received} == {phone.endpoint}
+    assert [taken.endpoint for taken in service.received] == [phone.endpoint] * 2
+    assert await shown_on(handler, request.pending_id) == ["alice"]
+
+
+async def test_a_retry_pushes_only_to_the_devices_that_did_not_take_the_question(
+    make_handler: Callable[[], HumanInputHandler], tmp_path: Path
+) -> None:
+    """The phone takes the question and the tablet's push service fails until it is let
+    through: each retry goes to the tablet alone, and the phone is pushed the question once."""
+    handler = make_handler()
+    async with PushService() as service:
+        phone, tablet, push = tablet_failing(service, tmp_path)
+        async with notifier_of(handler, push) as notifier:
+            request = await handler.create("ask", {"question": "Ship it?"}, actor_id="alice")
+            # The first attempt's two pushes, then at least one retry's.
+            await service.wait_attempts(4)
+            del service.status[tablet.endpoint]
+            [_, taken] = await service.wait_for(2)
+            await notifier.wait_idle()
+    assert [r.endpoint for r in service.received] == [phone.endpoint, tablet.endpoint]
+    assert taken.message["notification"]["tag"] == request.pending_id
+    [delivery] = [
+        item
+        for item in await outbox_for(handler).items_for(request.pending_id)
+        if item.body.get("surface") == "webpush"
+    ]
+    assert delivery.done
+    assert delivery.receipt is not None
+    assert sorted(delivery.receipt["endpoints"]) == sorted([phone.endpoint, tablet.endpoint])
     assert await shown_on(handler, request.pending_id) == ["alice"]
 
 

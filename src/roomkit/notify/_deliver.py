@@ -238,6 +238,7 @@ class Sender:
             approvers=approvers,
             answer_urls=urls,
             deadline_at=deadline_at,
+            got_through={k: v for k, v in (item.receipt or {}).items() if k != SENDING},
             sending=None if settled else functools.partial(self._sending, item),
         )
 

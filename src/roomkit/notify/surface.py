@@ -85,6 +85,10 @@ class Notice:
     that tells no one in particular, such as a webhook); empty without a desk URL."""
     deadline_at: datetime | None = None
     """When the request times out (UTC), when it has a deadline."""
+    got_through: Mapping[str, Any] = field(default_factory=dict)
+    """On a retry, what earlier attempts of this same delivery got through (the receipts of
+    their :class:`DeliveryError`, joined); empty on a first attempt. A surface that reaches
+    several receivers (Web Push: a person's devices) sends a retry only to the others."""
     sending: Callable[[Mapping[str, Any]], Awaitable[None]] | None = field(
         default=None, repr=False, compare=False
     )

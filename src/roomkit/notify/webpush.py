@@ -17,7 +17,8 @@ phone that is offline. The devices a question goes to are recorded before it is 
 (:attr:`~roomkit.notify.surface.Notice.sending`): a notifier killed between the push and
 its record still leaves them told. A subscription the push service reports gone (404, 410)
 is dropped, as is one whose key no message can be encrypted to; a device that fails in any
-way fails alone, and the person's other devices are pushed to, all at once.
+way fails alone, and the person's other devices are pushed to, all at once; a retry goes
+only to the devices that did not take it.
 Only endpoints on the push services' hosts are pushed to (see
 :mod:`roomkit.notify.push_hosts`); one elsewhere (a file edited by hand) is skipped and logged,
 and a push service's redirect is not followed. A host only a ``*.`` entry admits is pushed to
@@ -207,21 +208,29 @@ class WebPush:
         that were told of it).
 
         Returns:
-            ``{"endpoints": [...]}``, the devices that took it; ``{"skipped": ...}`` when
-            none is subscribed any more.
+            ``{"endpoints": [...]}``, the devices that took it (none new on a retry whose
+            devices left are gone); ``{"skipped": ...}`` when none is subscribed any more.
 
         Raises:
             DeliveryError: a push service failed, or backs off after failing (``retry=True``
-                and ``alone=True``: the devices that took it get it again, replacing it by
-                its tag; its ``receipt`` names them), or refused every device.
+                and ``alone=True``: its ``receipt`` names the devices that took it, which
+                its retry, given them in :attr:`Notice.got_through`, passes over), or
+                refused every device.
         """
         recipient = notice.recipient
         if recipient is None:
             return {"skipped": "no recipient"}
         current = await asyncio.to_thread(self.subscriptions.of, recipient)
-        targets = self._targets(notice, self._listed(current, recipient))
+        took = set(_endpoints(notice.got_through))
+        # A retry goes only to the devices its earlier attempts did not reach: a device that
+        # took the notice would take it twice, and a reminder would sound on it twice.
+        targets = [
+            s
+            for s in self._targets(notice, self._listed(current, recipient))
+            if s.endpoint not in took
+        ]
         if not targets:
-            return {"skipped": "no push subscription"}
+            return {"endpoints": []} if took else {"skipped": "no push subscription"}
         message = encoded(push_message(notice))
         headers = {
             "Topic": topic(notice.request.pending_id),
@@ -281,7 +290,7 @@ class WebPush:
             endpoint
             for receipt in notice.receipts
             for kept in (receipt, receipt.get(SENDING) or {})
-            for endpoint in kept.get("endpoints", ()) or ()
+            for endpoint in _endpoints(kept)
         }
         return [s for s in current if s.endpoint in told]
 
@@ -433,6 +442,11 @@ def _origin(endpoint: str) -> str:
     """A push service, by the origin of an endpoint on it (``scheme://host:port``)."""
     parts = urlsplit(endpoint)
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def _endpoints(receipt: Mapping[str, Any]) -> list[str]:
+    """The devices a receipt of this surface names (``{"endpoints": [...]}``)."""
+    return [str(endpoint) for endpoint in receipt.get("endpoints", ()) or ()]
 
 
 def _device(endpoint: str) -> str:
