@@ -28,7 +28,7 @@ import hashlib
 import json
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -39,7 +39,14 @@ from roomkit.models.history import Granted, GrantOffered
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.policy._narrowing import narrowing_problem
 from roomkit.policy._patterns import schema_pattern_problem
-from roomkit.stores.grants import Grant, GrantStore, KeepsGrants, MemoryGrants, every_live_grant
+from roomkit.stores import MakesGrant, approved_by, check_entry
+from roomkit.stores.grants import (
+    Grant,
+    GrantStore,
+    KeepsGrants,
+    MemoryGrants,
+    every_live_grant,
+)
 from roomkit.tools.approvals import approve
 from roomkit.tools.validation import validate_tool_arguments
 
@@ -325,7 +332,7 @@ async def approve_and_grant(
     transaction (one script on Redis), so that a process stopped anywhere leaves both or
     neither. On a quorum approval this is ``by``'s vote, offering the grant; the grant is
     made by the vote that reaches the quorum, when every approving vote offered the same
-    scope. Returns whether the approval (the vote) was accepted and the grant made, if any.
+    scope: on a durable store in that vote's own transaction (script), with its entry. Returns whether the approval (the vote) was accepted and the grant made, if any.
 
     Raises:
         GrantRefusedError: the scope is not one this approval can grant (nothing changed);
@@ -336,7 +343,7 @@ async def approve_and_grant(
             :meth:`~roomkit.tools.human_input.HumanInputHandler.aresolve`.
     """
     from roomkit.core.exceptions import UnknownRequestError
-    from roomkit.tools.human_input import granted_with
+    from roomkit.tools.human_input import granted_by_quorum, granted_with
 
     if not isinstance(by, str) or not by:
         raise GrantRefusedError("a grant names who grants it: pass by= (an approver's id)")
@@ -364,20 +371,19 @@ async def approve_and_grant(
         actor=by, surface=surface, scope=scope.to_json(), scope_digest=scope.digest()
     )
     await handler.record(pending_id, offered)
-    if not await handler.aresolve(pending_id, approve(), by=by, surface=surface, digest=digest):
+    # The vote that approves the request makes the grant, on a store that can, in its own
+    # transaction; elsewhere it is made below, and a retry makes it if the process stopped.
+    with granted_by_quorum(pending_id, _made_by_quorum(scope, surface, grants), grants):
+        accepted = await handler.aresolve(
+            pending_id, approve(), by=by, surface=surface, digest=digest
+        )
+    if not accepted:
         return GrantOutcome(False, None)
     final = await handler.get_request(pending_id)
     if final is None or final.status is not PendingInputStatus.RESOLVED:
         return GrantOutcome(True, None)
-    from roomkit.stores import approved_by
-
     approvers = tuple(approved_by(final))
-    offers = {
-        entry.get("actor")
-        for entry in await handler.history(pending_id)
-        if entry.get("type") == "grant_offered" and entry.get("scope_digest") == scope.digest()
-    }
-    missing = [actor for actor in approvers if actor not in offers]
+    missing = _not_offered(approvers, await handler.history(pending_id), scope)
     if missing:
         raise GrantRefusedError(
             f"the quorum approved {pending_id}, but {missing} approved without offering this "
@@ -385,6 +391,38 @@ async def approve_and_grant(
             "no grant was made (the approval stands)"
         )
     return GrantOutcome(True, await _make(handler, final, scope, approvers, surface))
+
+
+def _not_offered(
+    approvers: tuple[str, ...], history: Sequence[Mapping[str, Any]], scope: GrantScope
+) -> list[str]:
+    """Those of ``approvers`` whose ``grant_offered`` entry for ``scope`` ``history`` lacks."""
+    offers = {
+        entry.get("actor")
+        for entry in history
+        if entry.get("type") == "grant_offered" and entry.get("scope_digest") == scope.digest()
+    }
+    return [actor for actor in approvers if actor not in offers]
+
+
+def _made_by_quorum(scope: GrantScope, surface: str | None, grants: GrantStore) -> MakesGrant:
+    """What makes the grant ``scope`` on a quorum approval as a vote approves it: the grant
+    of every approver, with its ``granted`` entry, when each offered ``scope``; none when
+    one did not, or the arguments approved are outside it (the caller then says so)."""
+
+    def make(
+        record: PendingInput, history: Sequence[dict[str, Any]]
+    ) -> tuple[Grant, dict[str, Any]] | None:
+        approvers = tuple(approved_by(record))
+        if not approvers or _not_offered(approvers, history, scope):
+            return None
+        try:
+            made = grant_for(record, scope, approvers, now=grants.clock())
+        except GrantRefusedError:
+            return None
+        return made, check_entry(_entry(made, scope, surface))
+
+    return make
 
 
 async def _make(

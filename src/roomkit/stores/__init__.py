@@ -61,7 +61,16 @@ if TYPE_CHECKING:
         NoticedHistory,
     )
     from roomkit.stores._ledger import MemoryLedger
-    from roomkit.stores._quorum import Ballot, Judgement, approved_by, declined, judge, widened
+    from roomkit.stores._quorum import (
+        Ballot,
+        Judgement,
+        MakesGrant,
+        VoteGrant,
+        approved_by,
+        declined,
+        judge,
+        widened,
+    )
     from roomkit.stores._trail import CheckpointReport, StoreTrail, Trail
     from roomkit.stores._trail_check import TrailReport, check_trail, first_break
     from roomkit.stores._url import close_stores, new_sqlite_file, open_url
@@ -89,6 +98,7 @@ __all__ = [
     "GuardedHistory",
     "HistoryLog",
     "Judgement",
+    "MakesGrant",
     "MemoryHistory",
     "MemoryLedger",
     "MemoryStore",
@@ -100,6 +110,7 @@ __all__ = [
     "StoreTrail",
     "Trail",
     "TrailReport",
+    "VoteGrant",
     "approved_by",
     "asked_entry",
     "broken_link",
@@ -163,6 +174,8 @@ _HOMES = {
     "MemoryLedger": "_ledger",
     "Ballot": "_quorum",
     "Judgement": "_quorum",
+    "MakesGrant": "_quorum",
+    "VoteGrant": "_quorum",
     "approved_by": "_quorum",
     "declined": "_quorum",
     "judge": "_quorum",

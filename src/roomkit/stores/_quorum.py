@@ -22,23 +22,28 @@ led to the arguments, a quorum of N is N people who approved exactly them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from roomkit.models.decisions import Approve, Edit
 from roomkit.models.json_limits import check_approver_count
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, Vote
 from roomkit.stores._history import deadline_entry
+from roomkit.stores.grants import Grant, GrantStore
 
 __all__ = [
     "Ballot",
     "Judgement",
+    "MakesGrant",
+    "VoteGrant",
     "approved_by",
     "declined",
     "decode_votes",
     "encode_votes",
     "judge",
+    "offered_grant",
     "settled_text",
     "widened",
 ]
@@ -47,6 +52,25 @@ _PENDING = PendingInputStatus.PENDING
 _RESOLVED = PendingInputStatus.RESOLVED
 _REJECTED = PendingInputStatus.REJECTED
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
+
+MakesGrant = Callable[[PendingInput, Sequence[dict[str, Any]]], tuple[Grant, dict[str, Any]] | None]
+"""Makes the grant a vote offers on a quorum approval, from the approval as the vote
+approves it and its history as read in the vote's transaction: the grant and its
+``granted`` entry, or ``None`` when the votes that approved it make none."""
+
+
+class VoteGrant(NamedTuple):
+    """A grant offered with a vote on a quorum approval (:attr:`Ballot.grant`): the vote
+    that approves the request makes it, in its own transaction (on Redis, its script) with
+    its ``granted`` entry, on a store that records grants in a settle
+    (:class:`~roomkit.stores.grants.SettlesGranting`); a vote that does not approve it makes
+    none."""
+
+    grants: GrantStore
+    """The store's grants (:attr:`~roomkit.stores.grants.KeepsGrants.grants`), which
+    record it."""
+    make: MakesGrant
+    """Makes it, once the vote approves the request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +98,9 @@ class Ballot:
     """Whom the voter may vote for, in order, with the delegation each goes through
     (``None``: as themself or a group's member), as the handler's routing found; empty
     without routing: the voter votes as themself."""
+    grant: VoteGrant | None = None
+    """The grant this vote offers: a store that records grants in a settle makes it with
+    the vote, when the vote approves the request (:func:`offered_grant`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +123,16 @@ class Judgement:
     def settles(self) -> bool:
         """Whether this vote (or the deadline it met) settles the request."""
         return self.write and self.record is not None and self.record.status is not _PENDING
+
+
+def offered_grant(judgement: Judgement, ballot: Ballot) -> VoteGrant | None:
+    """The grant ``ballot`` offers, when ``judgement`` approves the request: the store makes
+    it (reading the history it is made from) in the vote's own transaction; ``None`` when
+    none is offered or the vote does not approve it."""
+    record = judgement.record
+    if ballot.grant is None or not judgement.write or record is None:
+        return None
+    return ballot.grant if record.status is _RESOLVED else None
 
 
 def _approvals(votes: tuple[Vote, ...], digest: str | None) -> list[str]:

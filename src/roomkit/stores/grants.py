@@ -323,7 +323,9 @@ class InsertsGranted(Protocol):
 class SettlesGranting(Protocol):
     """A store that records the grant an approval makes in the settle of that approval, so
     that a process stopped anywhere leaves the approval and its grant together or neither
-    (SQLite and PostgreSQL: one transaction; Redis: one script)."""
+    (SQLite and PostgreSQL: one transaction; Redis: one script). On a quorum approval the
+    settle is the vote that approves it: its :meth:`~roomkit.stores.VotingStore.vote`
+    makes the grant its ballot offers (:class:`~roomkit.stores.VoteGrant`) in the same way."""
 
     async def settle_granting(
         self,

@@ -5,8 +5,9 @@ same statement (or the store's clock, when it has one), judges the vote
 (:func:`~roomkit.stores._quorum.judge`), writes it, settles the request
 when it decides (the store's own settle statement, judged at the same time) and appends the
 history entries (:func:`~roomkit.stores.postgres._history.append_chained`,
-or the settle's own history when the vote settles): one transaction. Racing votes take
-turns on the row lock.
+or the settle's own history when the vote settles): one transaction. A vote that approves
+the request records the grant it offers there too, with its ``granted`` entry
+(:func:`~roomkit.stores._quorum.offered_grant`). Racing votes take turns on the row lock.
 """
 
 from __future__ import annotations
@@ -17,14 +18,18 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
+from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome
-from roomkit.stores._quorum import Ballot, Judgement, judge
+from roomkit.stores._history import read_entry
+from roomkit.stores._quorum import Ballot, Judgement, VoteGrant, judge, offered_grant
 from roomkit.stores._records import encode
 from roomkit.stores.base import PendingChangeKind
+from roomkit.stores.grants import Grant
 from roomkit.stores.postgres._feed import hint
+from roomkit.stores.postgres._grants import PostgresGrants
 from roomkit.stores.postgres._history import append_chained
-from roomkit.stores.postgres._schema import Statements, decode_row, stored
+from roomkit.stores.postgres._schema import Statements, decode_row, read_back, stored
 
 __all__ = ["Settle", "cast"]
 
@@ -70,8 +75,36 @@ async def cast(
     record: PendingInput | None = decode_row(row)
     entries = judgement.entries
     if after.status is not _PENDING:
+        offer = offered_grant(judgement, ballot)
+        made = None if offer is None else await _made(db, sql, offer, after)
+        if made is not None:
+            entries = (*entries, made[2])
         outcome = Outcome(after.result, after.reject_reason, False, after.settled_by, entries)
         record = await settle(db, after.status, outcome, now)
+        if record is not None and made is not None:
+            await made[0].add_in(db, made[1])
     else:
         await append_chained(db, sql, {pending_id: entries}, now)
     return Judgement(record is not None, record, True, entries)
+
+
+async def _made(
+    db: AsyncConnection[Any], sql: Statements, offer: VoteGrant, approved: PendingInput
+) -> tuple[PostgresGrants, Grant, dict[str, Any]] | None:
+    """The grant ``offer`` makes on the request ``approved``, from its history as read in
+    the transaction open on ``db``, with the grants that record it and its ``granted``
+    entry; ``None`` when it makes none here."""
+    grants = offer.grants
+    if not isinstance(grants, PostgresGrants):
+        return None  # another store's grants: the caller adds the grant after the vote
+    pending_id = approved.pending_id
+    cursor = await db.execute(sql.read_history, (pending_id,))
+    try:
+        history = [
+            read_entry(str(read_back(line)), int(seq), pending_id=pending_id)
+            for seq, line in await cursor.fetchall()
+        ]
+    except CorruptRecordError:
+        return None  # the caller reads the history after the vote, and reports what it finds
+    made = offer.make(approved, history)
+    return None if made is None else (grants, *made)

@@ -11,30 +11,38 @@ turns; the second is judged against the first. When the vote settles the request
 script goes on with the settle script itself
 (:data:`~roomkit.stores.redis._scripts.SETTLE`, same keys and arguments), which appends the
 vote's entries as a settle's own: the vote, its history entries and the outcome are one
-script on the server, and the settle's bookkeeping is written once.
+script on the server, and the settle's bookkeeping is written once. A vote that approves
+the request and offers a grant (:func:`~roomkit.stores._quorum.offered_grant`) reads the
+history with the record, makes the grant from it and runs :data:`VOTE_GRANTING`, which
+records the grant with the settle, as
+:data:`~roomkit.stores.redis._settling.SETTLE_GRANTING` does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from redis.commands.core import AsyncScript
 
-from roomkit.models.pending_input import PendingInputStatus
+from roomkit.core.exceptions import CorruptRecordError
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.stores._checks import Outcome
-from roomkit.stores._history import deadline_entry, first_prev, link_digest
-from roomkit.stores._quorum import Ballot, Judgement, judge
+from roomkit.stores._history import deadline_entry, first_prev, link_digest, read_entry
+from roomkit.stores._quorum import Ballot, Judgement, judge, offered_grant
 from roomkit.stores._records import decode, encode_hash
+from roomkit.stores.grants import Grant
 from roomkit.stores.redis._changes import NOTE_CHANGE
+from roomkit.stores.redis._grants import RedisGrants, grant_args
 from roomkit.stores.redis._history import HEAD_MOVED
 from roomkit.stores.redis._link import guard, text
 from roomkit.stores.redis._part import ChainPart
 from roomkit.stores.redis._scripts import SETTLE, settle_args, unpack
+from roomkit.stores.redis._settling import SETTLE_GRANTING
 
-__all__ = ["VOTE", "Voting"]
+__all__ = ["VOTE", "VOTE_GRANTING", "Voting"]
 
 _PENDING = PendingInputStatus.PENDING
 _TIMED_OUT = PendingInputStatus.TIMED_OUT
@@ -72,6 +80,11 @@ end
 VOTE = HEAD_MOVED + NOTE_CHANGE + _RECORD + SETTLE
 """The vote's compare-and-set, followed (when the vote settles) by the settle."""
 
+VOTE_GRANTING = HEAD_MOVED + NOTE_CHANGE + _RECORD + SETTLE_GRANTING
+""":data:`VOTE` of a vote that approves the request, its keys and arguments ending with
+those of the grant it makes (as :data:`~roomkit.stores.redis._settling.SETTLE_GRANTING`'s
+do): the settle records the grant."""
+
 
 @dataclass(slots=True, eq=False)
 class Voting(ChainPart):
@@ -79,9 +92,11 @@ class Voting(ChainPart):
     request a vote settles is kept for the store's audit retention)."""
 
     _script: AsyncScript = field(init=False)
+    _granting: AsyncScript = field(init=False)
 
     def __post_init__(self) -> None:
         self._script = self.client.register_script(VOTE)
+        self._granting = self.client.register_script(VOTE_GRANTING)
 
     async def cast(
         self,
@@ -100,6 +115,8 @@ class Voting(ChainPart):
         while True:
             pipe = self.client.pipeline(transaction=True)
             pipe.hgetall(keys[0]).llen(keys[2]).lindex(keys[2], -1)  # type: ignore[attr-defined]
+            if ballot.grant is not None:  # the history the grant is made from
+                pipe.lrange(keys[2], 0, -1)
             async with guard(self.where, pending_id, within=self.within):
                 read = await pipe.execute()
             now = clock()
@@ -110,9 +127,16 @@ class Voting(ChainPart):
             if judgement.record.status is _TIMED_OUT:
                 await expire(judgement)
                 return judgement
-            args = self._arguments(judgement, read, now, keep, ballot)
+            script, sent = self._script, keys
+            made = _made(judgement, ballot, read[3:])
+            if made is not None:
+                judgement = replace(judgement, entries=(*judgement.entries, made[1]))
+                script, sent = self._granting, keys + self.layout.grant_keys(made[0].grant_id)
+            args = self._arguments(judgement, read[:3], now, keep, ballot)
+            if made is not None:
+                args += grant_args(made[0])
             async with guard(self.where, pending_id, within=self.within):
-                reply = await self._script(keys=keys, args=args)
+                reply = await script(keys=sent, args=args)
             if not isinstance(reply, list) and text(reply) != _RETRY:
                 record = decode(unpack(reply), hashed=True)
                 return Judgement(True, record, True, judgement.entries)
@@ -148,6 +172,24 @@ class Voting(ChainPart):
             *(_field(fields, name) for name in ("votes", "deadline", "approvers", "voters")),
             *(written[name] for name in ("votes", "approvers", "arguments", "arguments_digest")),
         ]
+
+
+def _made(
+    judgement: Judgement, ballot: Ballot, read: Sequence[Any]
+) -> tuple[Grant, dict[str, Any]] | None:
+    """The grant ``ballot`` offers, made from the history lines ``read`` (as the vote's
+    read took them) when ``judgement`` approves the request, with its ``granted`` entry;
+    ``None`` when it makes none here."""
+    offer = offered_grant(judgement, ballot)
+    approved: PendingInput | None = judgement.record
+    if offer is None or approved is None or not isinstance(offer.grants, RedisGrants):
+        return None  # none offered, or another store's grants: added after the vote
+    pending_id = approved.pending_id
+    try:
+        history = [read_entry(line, seq, pending_id=pending_id) for seq, line in enumerate(read[0])]
+    except CorruptRecordError:
+        return None  # the caller reads the history after the vote, and reports what it finds
+    return offer.make(approved, history)
 
 
 def _field(fields: Mapping[Any, Any], name: str) -> str:

@@ -8,7 +8,7 @@ from roomkit.tools.human_input._decided import create_decided
 from roomkit.tools.human_input._decisions import created_with
 from roomkit.tools.human_input._keys import made_for
 from roomkit.tools.human_input._later import record_run
-from roomkit.tools.human_input._offered import granted_with
+from roomkit.tools.human_input._offered import granted_by_quorum, granted_with
 from roomkit.tools.human_input.definitions import (
     ASK_USER_QUESTION,
     CONFIRM_ACTION,
@@ -31,6 +31,7 @@ __all__ = [
     "create_decided",
     "created_with",
     "decided_at_once",
+    "granted_by_quorum",
     "granted_with",
     "made_for",
     "record_run",

@@ -43,7 +43,7 @@ from roomkit.tools.human_input._checks import check_digest
 from roomkit.tools.human_input._edits import changed, checked_edit
 from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
 from roomkit.tools.human_input._keys import reattached
-from roomkit.tools.human_input._offered import with_grant
+from roomkit.tools.human_input._offered import vote_grant, with_grant
 from roomkit.tools.validation import check_tool_schema
 
 if TYPE_CHECKING:
@@ -405,6 +405,11 @@ class Decisions:
             surface,
             shown,
             stands,
+            # An approving vote offers the grant offered with it: the vote that approves
+            # the request makes it in its own transaction.
+            vote_grant(request.pending_id, self._engine.store)
+            if decision.kind == "approve"
+            else None,
         )
         judgement = await self._engine.vote(request.pending_id, ballot)
         if judgement.stale and judgement.record is not None:

@@ -9,6 +9,12 @@ grants are the ones offered to, the grant itself is written there too, so that a
 stopped anywhere leaves the approval with its grant, or neither. Elsewhere (an application's
 own store or grants) the grant is added right after the settle, and a retry of the approval
 adds it if the process stopped in between.
+
+Inside :func:`granted_by_quorum`, a vote approving the quorum approval ``pending_id`` offers
+the grant its maker makes: on a store that records grants in a settle, the vote that
+approves the request makes it in the vote's own transaction (script), with its ``granted``
+entry (:class:`~roomkit.stores.grants.VoteGrant`); a vote that does not approve it makes
+none.
 """
 
 from __future__ import annotations
@@ -22,11 +28,11 @@ from typing import Any, NamedTuple
 from roomkit.core.context_vars import bound
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInputStatus
-from roomkit.stores import check_entry
+from roomkit.stores import MakesGrant, VoteGrant, check_entry
 from roomkit.stores.grants import Grant, GrantStore, SettlesGranting
 from roomkit.tools.human_input._in_transaction import Settlement
 
-__all__ = ["granted_with", "with_grant"]
+__all__ = ["granted_by_quorum", "granted_with", "vote_grant", "with_grant"]
 
 
 class _Offered(NamedTuple):
@@ -36,7 +42,16 @@ class _Offered(NamedTuple):
     grants: GrantStore
 
 
+class _OfferedToQuorum(NamedTuple):
+    pending_id: str
+    make: MakesGrant
+    grants: GrantStore
+
+
 _OFFERED: ContextVar[_Offered | None] = ContextVar("roomkit_offered_grant", default=None)
+_OFFERED_TO_QUORUM: ContextVar[_OfferedToQuorum | None] = ContextVar(
+    "roomkit_grant_offered_to_quorum", default=None
+)
 
 
 @contextmanager
@@ -69,3 +84,26 @@ def with_grant(settlement: Settlement, store: object) -> Settlement:
         history=(*settlement.history, offered.entry),
         grant=offered.grant if kept else None,
     )
+
+
+@contextmanager
+def granted_by_quorum(pending_id: str, make: MakesGrant, grants: GrantStore) -> Iterator[None]:
+    """A vote approving the quorum approval ``pending_id`` inside offers the grant ``make``
+    makes (of ``grants``): on a store that can, the vote that approves the request makes it
+    and its ``granted`` entry in its own transaction."""
+    with bound(_OFFERED_TO_QUORUM, _OfferedToQuorum(pending_id, make, grants)):
+        yield
+
+
+def vote_grant(pending_id: str, store: object) -> VoteGrant | None:
+    """The grant an approving vote on ``pending_id`` offers to ``store``: ``None`` when none
+    is offered, or ``store`` does not record the grants offered in a settle."""
+    offered = _OFFERED_TO_QUORUM.get()
+    if (
+        offered is None
+        or offered.pending_id != pending_id
+        or not isinstance(store, SettlesGranting)
+        or offered.grants is not getattr(store, "grants", None)
+    ):
+        return None
+    return VoteGrant(offered.grants, offered.make)

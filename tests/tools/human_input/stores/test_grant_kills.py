@@ -14,7 +14,10 @@ that use was the grant's last.
 A process making a grant while approving is killed while the approval's settle is on its
 way, with the grant and its ``granted`` entry (written in the settle's own transaction on
 SQLite and PostgreSQL, in the settle's script on Redis): the approval is left open with no
-grant, and the approver's retry approves it and makes the grant, with one entry.
+grant, and the approver's retry approves it and makes the grant, with one entry. On a
+quorum approval the grant is made by the vote that reaches the quorum, in that vote's own
+transaction (script): a process killed as it writes it leaves the last vote uncounted and
+no grant, and the voter's retry makes both.
 """
 
 from __future__ import annotations
@@ -153,6 +156,17 @@ REFUSE_GRANTS = (
 SCOPE = {"expires_in": 3600, "max_uses": 3}
 
 
+async def killed_writing_the_grant(backend: Backend, plan: dict[str, Any]) -> None:
+    """Run ``plan`` in a process of its own, killed as the grant is on its way (on SQLite,
+    once the file refuses it)."""
+    if isinstance(backend, SQLiteBackend):
+        await killed_once_refused(backend, plan, REFUSE_GRANTS)
+    elif backend.kind == "redis":
+        await killed_while_writing(backend, plan, b":grants:item:")
+    else:
+        await killed_while_writing(backend, plan, b"roomkit_grants")
+
+
 async def held_for_ann(backend: Backend) -> str:
     """An approval of agent-7's ``pay`` call held for ann, on a store whose grants table is
     made already (by a grant on another tool): its id."""
@@ -210,10 +224,69 @@ async def test_an_approval_whose_process_is_killed_as_it_writes_the_grant_stays_
     grant is on its way never leaves the approval settled without its grant."""
     pending_id = await held_for_ann(backend)
     plan = {"op": "grant", "id": pending_id, "scope": SCOPE, "by": "ann"}
-    if isinstance(backend, SQLiteBackend):
-        await killed_once_refused(backend, plan, REFUSE_GRANTS)
-    elif backend.kind == "redis":
-        await killed_while_writing(backend, plan, b":grants:item:")
-    else:
-        await killed_while_writing(backend, plan, b"roomkit_grants")
+    await killed_writing_the_grant(backend, plan)
     await left_open_then_granted_once(backend, pending_id)
+
+
+async def held_for_ann_and_bob(backend: Backend) -> str:
+    """A quorum approval of agent-7's ``pay`` call needing ann and bob, ann's vote offering
+    the grant of :data:`SCOPE` counted already, on a store whose grants table is made: its
+    id."""
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        other = Grant(grant_id="g-other", tool="refund", granted_by=("ann",), expires_at=1e10)
+        await store.grants.add(other)
+        request = await handler.create_approval(
+            "pay", dict(PAY), approvers=["ann", "bob"], actor_id="agent-7", quorum=2
+        )
+        scope = GrantScope.from_json(SCOPE)
+        assert await approve_and_grant(handler, request.pending_id, scope, by="ann") == (
+            True,
+            None,
+        )
+    return request.pending_id
+
+
+async def quorum_left_open_then_granted_once(backend: Backend, pending_id: str) -> None:
+    """After the restart the approval is still open on ann's vote alone, with no grant: bob
+    voting again (the desk's retry) approves it and makes the grant of both, with one
+    ``granted`` entry."""
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.get_request(pending_id)
+        assert request is not None
+        assert request.status is PendingInputStatus.PENDING
+        assert [vote.actor for vote in request.votes] == ["ann"]
+        assert [grant.grant_id for grant in await store.grants.list()] == ["g-other"]
+        opened = ["created", "grant_offered", "voted", "grant_offered"]
+        assert kinds(await handler.history(pending_id)) == opened
+        scope = GrantScope.from_json(SCOPE)
+        accepted, grant = await approve_and_grant(handler, pending_id, scope, by="bob")
+        assert accepted
+        assert grant is not None
+        assert grant.granted_by == ("ann", "bob")
+        assert await store.grants.get(grant.grant_id) == grant
+        history = await handler.history(pending_id)
+        assert kinds(history) == [*opened, "grant_offered", "voted", "settled", "granted"]
+        assert (history[-1]["grant"], history[-1]["granted_by"]) == (grant.grant_id, ["ann", "bob"])
+
+
+async def test_a_quorum_approval_whose_last_voter_is_killed_as_the_grant_is_written_stays_open(
+    backend: Backend,
+) -> None:
+    """The vote that reaches the quorum writes the grant in its own transaction: a process
+    killed while the grant is on its way never leaves the approval approved without it."""
+    pending_id = await held_for_ann_and_bob(backend)
+    plan = {"op": "grant", "id": pending_id, "scope": SCOPE, "by": "bob"}
+    await killed_writing_the_grant(backend, plan)
+    await quorum_left_open_then_granted_once(backend, pending_id)
+
+
+async def test_a_vote_that_does_not_reach_the_quorum_writes_no_grant(backend: Backend) -> None:
+    """The first vote offering a grant is counted alone: no grant, no ``granted`` entry."""
+    pending_id = await held_for_ann_and_bob(backend)
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        assert [grant.grant_id for grant in await store.grants.list()] == ["g-other"]
+        history = await handler.history(pending_id)
+        assert kinds(history) == ["created", "grant_offered", "voted"]
