@@ -159,12 +159,20 @@ class World:
         # The executor's view of the task store carries out a cancel the SDK only writes.
         tasks = self.executor.task_store(self.tasks)
         requests = DefaultRequestHandler(self.executor, tasks, CARD, push_config_store=configs)
+        self.requests = requests
+        """The SDK's request handler the routes serve."""
         routes = Starlette(
             routes=create_agent_card_routes(CARD)
             + create_jsonrpc_routes(requests, rpc_url="/rpc")
             + create_rest_routes(requests)
         )
         self.app = A2AGate(routes, handler=self.handler, secret=SECRET)
+
+    async def close(self) -> None:
+        """Stop the SDK's work for the tasks it holds (the tasks waiting for input too), then
+        close the kit."""
+        await self.requests.aclose()
+        await self.kit.close()
 
     async def _send(self, name: str, arguments: dict[str, Any]) -> str:
         self.sent.append(arguments)
@@ -246,7 +254,7 @@ async def gone(world: World, questions: Any, rooms: Any) -> None:
     turn.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await turn
-    await world.kit.close()
+    await world.close()
     await close_stores(questions, rooms)
 
 
@@ -283,5 +291,5 @@ async def restarted(
         yield world
         await redrive
     finally:
-        await world.kit.close()
+        await world.close()
         await close_stores(questions, rooms)
