@@ -12,7 +12,9 @@ turn run here is leased to this process first, and its lease renewed while it ru
 Each turn runs in a task of its own that :class:`ResumedTurns` holds, so that a door can cut
 one on purpose (an A2A task cancelled) as it cuts a turn it started itself: the turn stops
 where it is, is ended in the journal so that no later start runs it again, and the turns
-beside it go on.
+beside it go on. A cut made while a resume still reads the journal and leases its turns
+(the server already serves, the turn is not running yet) is kept until that resume starts
+its turns: a turn it picks is ended in the journal there, never run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,17 +58,41 @@ class ResumedTurns:
 
     def __init__(self) -> None:
         self._running: dict[str, _Resumed] = {}
+        self._reading = 0
+        # The cuts made while a resume reads the journal, for the turns it is about to start.
+        self._early: list[Callable[[OpenTurn], bool]] = []
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """While a resume reads the journal and leases its turns, before it starts them:
+        the cuts made meanwhile are kept for :meth:`cut_early` to ask."""
+        self._reading += 1
+        try:
+            yield
+        finally:
+            self._reading -= 1
+            if not self._reading:
+                self._early.clear()
+
+    def cut_early(self, turn: OpenTurn) -> bool:
+        """Whether a cut made while ``turn`` was being read picks it (it must not run)."""
+        return any(match(turn) for match in self._early)
 
     def start(
         self,
         journal: TurnJournal,
         turn: OpenTurn,
         resume: Coroutine[Any, Any, RoomEvent | None],
+        place: Place | None = None,
     ) -> _Resumed:
-        """Run ``resume`` (the re-drive of ``turn``) in a task held until it ends."""
+        """Run ``resume`` (the re-drive of ``turn``, in its lane at ``place``) in a task held
+        until it ends."""
         task = asyncio.get_running_loop().create_task(resume, name=f"resume:{turn.turn_id}")
         run = self._running[turn.turn_id] = _Resumed(turn, journal, task)
         task.add_done_callback(lambda _: self._forget(run))
+        if place is not None:
+            # A task cut before its first step never enters its place: it is left here.
+            task.add_done_callback(lambda _: place.leave())
         return run
 
     async def cut(self, match: Callable[[OpenTurn], bool]) -> list[list[JournalStep]]:
@@ -75,12 +101,17 @@ class ResumedTurns:
         they let go, and end each in its journal so that no later ``resume_pending()`` runs
         it again; the steps each turn cut had recorded (a request one of its calls asked on
         a durable store stays open for a re-attach that now never comes: the caller
-        withdraws it).
+        withdraws it). A turn a resume has read from the journal and not started yet is
+        picked as that resume starts its turns, and ended there without running.
 
         Raises:
             StoreUnavailableError: the room store cannot be reached (the turns are cut, and
                 stay open in the journal).
         """
+        if self._reading:
+            # A turn a resume has read but not started yet is not running: it is picked
+            # when that resume starts its turns.
+            self._early.append(match)
         picked = [run for run in self._running.values() if match(run.turn)]
         for run in picked:
             run.cut = True
@@ -122,22 +153,32 @@ async def resume_turns(
         asyncio.CancelledError: the resuming was cancelled; any other failure of a turn is
             logged and leaves the others running.
     """
-    found = await journal.open_turns()
-    places = [
-        lanes.take(turn.room_id, turn.channel_id)
-        if runs_one_turn_at_a_time(channels.get(turn.channel_id))
-        else None
-        for turn in found
-    ]
-    turns, places = await _claimed(journal, found, places, channels, leases)
+    with resumed.reading():
+        found = await journal.open_turns()
+        places = [
+            lanes.take(turn.room_id, turn.channel_id)
+            if runs_one_turn_at_a_time(channels.get(turn.channel_id))
+            else None
+            for turn in found
+        ]
+        turns, places = await _claimed(journal, found, places, channels, leases)
+        turns, places, cut = _not_cut(resumed, turns, places)
+    # Nothing is awaited from the look at the cuts to the starts: a later cut finds the
+    # turns running.
     with leases.held(journal, (t for t in turns if resumes(channels.get(t.channel_id)))):
         runs = [
             resumed.start(
-                journal, turn, _resume(journal, turn, channels.get(turn.channel_id), place, deliver)
+                journal,
+                turn,
+                _resume(journal, turn, channels.get(turn.channel_id), place, deliver),
+                place,
             )
             for turn, place in zip(turns, places, strict=True)
         ]
-        results = await asyncio.gather(*(run.task for run in runs), return_exceptions=True)
+        # The cut turns end beside the others' runs: a cancelled resume cancels them all.
+        *results, _ = await asyncio.gather(
+            *(run.task for run in runs), _end_cut(journal, cut), return_exceptions=True
+        )
     replies: list[RoomEvent] = []
     for run, result in zip(runs, results, strict=True):
         turn = run.turn
@@ -155,6 +196,38 @@ async def resume_turns(
         elif result is not None:
             replies.append(result)
     return replies
+
+
+def _not_cut(
+    resumed: ResumedTurns, turns: list[OpenTurn], places: list[Place | None]
+) -> tuple[list[OpenTurn], list[Place | None], list[OpenTurn]]:
+    """The turns to run and their places, and the turns a cut picked while they were read
+    (each leaves its place)."""
+    kept: list[tuple[OpenTurn, Place | None]] = []
+    cut: list[OpenTurn] = []
+    for turn, place in zip(turns, places, strict=True):
+        if resumed.cut_early(turn):
+            if place is not None:
+                place.leave()
+            cut.append(turn)
+        else:
+            kept.append((turn, place))
+    return [turn for turn, _ in kept], [place for _, place in kept], cut
+
+
+async def _end_cut(journal: TurnJournal, turns: list[OpenTurn]) -> None:
+    """End in the journal the turns cut before they ran, so that no later start runs them;
+    one the store cannot end is logged (the turns beside it run on)."""
+    for turn in turns:
+        try:
+            await journal.end_turn(turn.turn_id)
+        except Exception:
+            logger.error(
+                "Turn %s in room %s was cut before it ran and stays open in the journal",
+                turn.turn_id,
+                turn.room_id,
+                exc_info=True,
+            )
 
 
 async def _claimed(

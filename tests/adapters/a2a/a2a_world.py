@@ -50,6 +50,7 @@ from roomkit.adapters.a2a import A2AGate, A2APush, RoomKitExecutor
 from roomkit.auth import issue_token
 from roomkit.channels.ai import AIChannel
 from roomkit.desk.stores import close_stores, open_stores
+from roomkit.models.pending_input import PendingInput
 from roomkit.notify.retry import Retry
 from roomkit.providers.ai.base import AIProvider, AIResponse
 from roomkit.providers.ai.mock import MockAIProvider
@@ -256,6 +257,20 @@ async def gone(world: World, questions: Any, rooms: Any) -> None:
         await turn
     await world.close()
     await close_stores(questions, rooms)
+
+
+async def left_on_a_call(folder: Path, approval: Approval) -> tuple[Task, PendingInput]:
+    """A server process on the stores in ``folder`` (``kit.db``) takes a task ("Mail bob")
+    to the approval its ``send`` call waits on, then goes: the task, and the approval."""
+    questions, rooms = open_stores(f"sqlite:///{folder / 'kit.db'}")
+    first = World(
+        [send()], questions=questions, rooms=rooms, tasks=FileTaskStore(folder), approval=approval
+    )
+    async with first.http() as http:
+        task = await first.send(http, text="Mail bob")
+    [request] = await first.handler.list_pending(room_id="ctx-1")
+    await gone(first, questions, rooms)
+    return task, request
 
 
 @contextlib.asynccontextmanager

@@ -11,10 +11,10 @@ from a2a.helpers.proto_helpers import get_text_parts
 from a2a.server.cluster import LegacyTaskStoreAdapter
 from a2a.server.context import ServerCallContext
 from a2a.types import CancelTaskRequest, TaskState
-from a2a_world import FileTaskStore, World, ask, asked, gone, restarted, send
+from a2a_world import FileTaskStore, World, ask, asked, gone, left_on_a_call, restarted, send
 
 from roomkit import Approval
-from roomkit.desk.stores import open_stores
+from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
 from roomkit.tools.approvals import approve
 
@@ -109,15 +109,8 @@ async def test_a_cancel_after_a_restart_cuts_the_re_driven_turn(
     on is withdrawn whoever decides it, the model is not asked again, and no later restart
     runs the turn."""
     url = f"sqlite:///{tmp_path / 'kit.db'}"
-    questions, rooms = open_stores(url)
     approval = Approval(approvers=approvers)
-    first = World(
-        [send()], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path), approval=approval
-    )
-    async with first.http() as http:
-        task = await first.send(http, text="Mail bob")
-    [request] = await first.handler.list_pending(room_id="ctx-1")
-    await gone(first, questions, rooms)
+    task, request = await left_on_a_call(tmp_path, approval)
 
     script = [AIResponse(content="Not sent.")]
     restart = restarted(url, tmp_path, script, approval=approval, at_call=True)
@@ -161,3 +154,31 @@ async def test_a_cancel_written_to_a_versioned_task_store_is_carried_out(tmp_pat
     assert withdrawn is not None
     assert withdrawn.withdrawn
     assert second.provider.calls == []
+
+
+async def test_a_cancel_on_another_replica_withdraws_the_approval_the_re_driven_turn_waits_on(
+    tmp_path: Path,
+) -> None:
+    """One replica re-drives the turn, which waits on an approval its approvers decide; the
+    other takes the cancel. The approval is withdrawn all the same: its approver's later
+    decision sends nothing."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    approval = Approval(approvers=["boss"])
+    task, request = await left_on_a_call(tmp_path, approval)
+
+    questions, rooms = open_stores(url)
+    other = World([], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    script = [AIResponse(content="Sent.")]
+    restart = restarted(url, tmp_path, script, approval=approval, at_call=True)
+    try:
+        async with restart as redriving, other.http() as http:
+            canceled = await other.client(http).cancel_task(CancelTaskRequest(id=task.id))
+            decided = await redriving.handler.aresolve(request.pending_id, approve(), by="boss")
+    finally:
+        await other.close()
+        await close_stores(questions, rooms)
+    assert get_text_parts(list(canceled.status.message.parts)) == [
+        f"Cancelled; withdrawn: {request.pending_id}"
+    ]
+    assert not decided
+    assert redriving.sent == []

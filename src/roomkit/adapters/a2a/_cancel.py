@@ -4,8 +4,10 @@ The cancel stops the task's own turn first (started here, or re-driven here afte
 restart); the calls that turn was waiting on are cut, and their requests withdrawn with them,
 whoever decides them: no turn waits for their answer any more. On a durable store a cut call
 leaves its request open for a re-attach by key, which the turn, ended for good, never makes:
-the cancel withdraws it too (the stop names the calls the turn recorded). The cancel's
-message names them among those it withdrew.
+the cancel withdraws it too (the stop names the calls the turn recorded). So it does for a
+turn not running here yet (a re-drive still reading the journal at start-up, which then
+ends the turn without running it) or re-driven in another process: the calls its journal
+records are named. The cancel's message names them among those it withdrew.
 
 The tasks of a context share its room, and each task shows its caller every open request of
 the room it may see; the executor records each showing in the request's history (a
@@ -24,12 +26,12 @@ from dataclasses import dataclass, field
 from roomkit.adapters.a2a._shown import shown_in
 from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
-from roomkit.core.store import JournalStep, RoomStore, turn_journal
+from roomkit.core.store import JournalStep, OpenTurn, RoomStore, turn_journal
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.providers.ai.base import AIResponse
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["Cancelled", "calls_in", "calls_of_message", "cancel_task"]
+__all__ = ["Cancelled", "calls_in", "calls_of", "cancel_task"]
 
 
 @dataclass
@@ -109,9 +111,9 @@ def calls_in(steps: Sequence[JournalStep]) -> set[str]:
     }
 
 
-async def calls_of_message(store: RoomStore, message_id: int) -> set[str]:
-    """The ids of the calls the open turns of message ``message_id`` recorded in the room
-    store's journal (none on a store that keeps no journal).
+async def calls_of(store: RoomStore, match: Callable[[OpenTurn], bool]) -> set[str]:
+    """The ids of the calls the open turns ``match`` picks recorded in the room store's
+    journal (none on a store that keeps no journal).
 
     Raises:
         StoreUnavailableError: the store cannot be reached.
@@ -121,6 +123,6 @@ async def calls_of_message(store: RoomStore, message_id: int) -> set[str]:
         return set()
     calls: set[str] = set()
     for turn in await journal.open_turns():
-        if turn.state.get("message_id") == message_id:
+        if match(turn):
             calls |= calls_in(await journal.steps(turn.turn_id))
     return calls

@@ -60,7 +60,7 @@ from roomkit.adapters._feed import (
     turn_owed,
 )
 from roomkit.adapters.a2a._answers import MISSING, Refused, as_text, first_note, settle
-from roomkit.adapters.a2a._cancel import calls_in, calls_of_message, cancel_task
+from roomkit.adapters.a2a._cancel import calls_in, calls_of, cancel_task
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.adapters.a2a._shown import answered_none, record_shown, request_parts, shown_in
 from roomkit.adapters.a2a._tasks import cancelling
@@ -68,7 +68,7 @@ from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.failed_turns import MESSAGE_NAME
 from roomkit.core.framework import RoomKit
-from roomkit.core.store import end_turns_of
+from roomkit.core.store import OpenTurn, end_turns_of
 from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
 from roomkit.tools.human_input import HumanInputHandler
@@ -191,7 +191,9 @@ class RoomKitExecutor(AgentExecutor):
         behind another turn of the room never starts; a running one is cut where it is (the
         model's round or the call it waits on is cancelled, the handler's
         ``on_tool_cancelled`` runs, the requests its calls wait on are withdrawn), and no
-        later model round or call runs. The turns of the context's other tasks go on.
+        later model round or call runs; one ``resume_pending()`` is still reading from the
+        journal is ended there without running. The turns of the context's other tasks go
+        on.
 
         Then the open requests the task asked are withdrawn: those whose history holds a
         ``shown`` entry naming the task. One another task showed too (the tasks of a
@@ -232,18 +234,26 @@ class RoomKitExecutor(AgentExecutor):
         runs or waits to run, and wait until it let go of the room; the ids of the calls
         it recorded in a durable room store's journal."""
         name = _what(task_id)
-        cut = await self.kit.resumed.cut(
-            lambda turn: (turn.room_id, turn.state.get(MESSAGE_NAME)) == (room_id, name)
-        )
+
+        def of_task(turn: OpenTurn) -> bool:
+            return (turn.room_id, turn.state.get(MESSAGE_NAME)) == (room_id, name)
+
+        # A turn a re-drive is still reading is cut when that re-drive starts its turns.
+        cut = await self.kit.resumed.cut(of_task)
         calls = {call for steps in cut for call in calls_in(steps)}
         turn = self._task_turns.pop(task_id, None)
         if turn is None or turn.done():
+            if not cut:
+                # Not running here: its journal names the calls no turn here will wait on.
+                calls |= await calls_of(self.kit.store, of_task)
             return calls
         turn.cancel()
         await asyncio.wait({turn})
         message_id = self._task_messages.pop(task_id, None)
         if message_id is not None:
-            calls |= await calls_of_message(self.kit.store, message_id)
+            calls |= await calls_of(
+                self.kit.store, lambda open_turn: open_turn.state.get("message_id") == message_id
+            )
             # Cut on purpose: a durable room store's journal must not keep it owed.
             await end_turns_of(self.kit.store, message_id)
         return calls
