@@ -50,8 +50,8 @@ def door_channel(
         return made
     if not isinstance(channel, kind):
         raise ValueError(
-            f"Channel {channel_id!r} is already registered as a {type(channel).__name__}: "
-            f"give {door} a channel id of its own"
+            f"Channel {channel_id!r} is already registered, as a channel of kind "
+            f"{type(channel).__name__}: give {door} a channel id of its own"
         )
     return channel
 

@@ -49,7 +49,9 @@ def test_a_door_registers_its_channel_once_and_refuses_an_id_taken_by_another(
     assert isinstance(channel, kind)
     door(kit, channel_id="front")
     assert kit.get_channel("front") is channel
-    with pytest.raises(ValueError, match=r"registered as a AIChannel: give .* a channel id"):
+    with pytest.raises(
+        ValueError, match=r"registered, as a channel of kind AIChannel: give .* a channel id"
+    ):
         door(kit, channel_id="ai")
 
 
