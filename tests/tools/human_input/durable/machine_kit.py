@@ -1,8 +1,9 @@
 """What the approval state machines share: two handlers on one store, and their teardown.
 
 Two handlers share one store (an agent and a desk; on SQLite, Redis and PostgreSQL each has
-its own store object, as separate processes would). Each step runs on the machine's own
-event loop, bounded so that a hang fails the step instead of the run.
+its own store object, as separate processes would). On PostgreSQL the examples of a run take
+one schema in turn, emptied before each (:mod:`tests.servers.schemas`). Each step runs on
+the machine's own event loop, bounded so that a hang fails the step instead of the run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hypothesis.stateful import RuleBasedStateMachine
+from tests.servers.schemas import emptied
 
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail
@@ -26,11 +28,13 @@ HANDLERS = ("agent", "desk")
 
 
 class StoreMachine(RuleBasedStateMachine):
-    """A state machine over two handlers on a store of ``kind`` (at ``url``)."""
+    """A state machine over two handlers on a store of ``kind`` (at ``url``); on PostgreSQL,
+    in ``schema``, which the examples of a run take in turn (emptied before each)."""
 
-    def __init__(self, kind: str, url: str = "") -> None:
+    def __init__(self, kind: str, url: str = "", schema: str = "") -> None:
         super().__init__()
         self.kind = kind
+        self.schema = schema
         self.loop = asyncio.new_event_loop()
         self.workdir = Path(tempfile.mkdtemp(prefix="roomkit-approvals-"))
         self.stores: list[Any] = []
@@ -56,6 +60,8 @@ class StoreMachine(RuleBasedStateMachine):
             self.trails = {name: ShownTrail(shared) for name in HANDLERS}
             return
         prefix = f"ap{os.urandom(6).hex()}"
+        if self.kind == "postgres":
+            prefix = await emptied(url, self.schema)
         for name in HANDLERS:
             store: Any
             if self.kind == "sqlite":

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, invariant, rule
 from hypothesis.stateful import run_state_machine_as_test as run_machine
 from tests.postgres_server import PostgresServer
+from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.durable.machine_kit import HANDLERS, StoreMachine
 from tests.tools.human_input.durable.store_fixtures import chain_breaks
 from tests.tools.human_input.stores.redis_server import RedisServer
@@ -106,10 +107,10 @@ class Held:
 class ApprovalMachine(StoreMachine):
     held = Bundle("held")
 
-    def __init__(self, kind: str, url: str = "") -> None:
+    def __init__(self, kind: str, url: str = "", schema: str = "") -> None:
         self.model: dict[str, Held] = {}
         self.made = 0
-        super().__init__(kind, url)
+        super().__init__(kind, url, schema)
 
     def learn_expiry(self, held: Held) -> None:
         """A request expired at birth may have timed out: the store says."""
@@ -281,4 +282,5 @@ def test_approvals_on_the_redis_store(redis_server: RedisServer) -> None:
 
 
 def test_approvals_on_the_postgres_store(postgres_server: PostgresServer) -> None:
-    run_machine(lambda: ApprovalMachine("postgres", postgres_server.dsn), settings=DURABLE)
+    schema = fresh_prefix()
+    run_machine(lambda: ApprovalMachine("postgres", postgres_server.dsn, schema), settings=DURABLE)

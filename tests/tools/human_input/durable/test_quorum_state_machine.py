@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, invariant, rule
 from hypothesis.stateful import run_state_machine_as_test as run_machine
 from tests.postgres_server import PostgresServer
+from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.durable.machine_kit import HANDLERS, StoreMachine
 from tests.tools.human_input.durable.store_fixtures import chain_breaks
 from tests.tools.human_input.stores.redis_server import RedisServer
@@ -133,10 +134,10 @@ class Ballots:
 class QuorumMachine(StoreMachine):
     quorums = Bundle("quorums")
 
-    def __init__(self, kind: str, url: str = "") -> None:
+    def __init__(self, kind: str, url: str = "", schema: str = "") -> None:
         self.made = 0
         self.ballots: dict[str, Ballots] = {}
-        super().__init__(kind, url)
+        super().__init__(kind, url, schema)
 
     @initialize(target=quorums, quorum=quorums_of, veto=st.booleans())
     def hold_the_first(self, quorum: int, veto: bool) -> Ballots:
@@ -316,4 +317,5 @@ def test_quorums_on_the_redis_store(redis_server: RedisServer) -> None:
 
 
 def test_quorums_on_the_postgres_store(postgres_server: PostgresServer) -> None:
-    run_machine(lambda: QuorumMachine("postgres", postgres_server.dsn), settings=DURABLE)
+    schema = fresh_prefix()
+    run_machine(lambda: QuorumMachine("postgres", postgres_server.dsn, schema), settings=DURABLE)

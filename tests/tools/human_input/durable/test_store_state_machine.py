@@ -19,8 +19,8 @@ deadline may time out at any step, and the model learns that from the store, whi
 show a timeout and nothing else. At teardown every open request gets a short deadline, and
 every wait ever started must finish soon after it.
 
-Each example runs on a loop of its own, with a fresh SQLite file, Redis prefix or Postgres
-schema.
+Each example runs on a loop of its own, with a fresh SQLite file or Redis prefix; on
+Postgres the examples take one schema in turn, emptied before each.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from tests.postgres_server import PostgresServer
+from tests.servers.schemas import emptied
+from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit.core.exceptions import (
@@ -174,9 +176,10 @@ class StoreMachine(RuleBasedStateMachine):
 
     ids = Bundle("ids")
 
-    def __init__(self, kind: str, redis_url: str = "") -> None:
+    def __init__(self, kind: str, redis_url: str = "", schema: str = "") -> None:
         super().__init__()
         self.kind = kind
+        self.schema = schema
         self.durable = kind != "memory"
         self.loop = asyncio.new_event_loop()
         self.workdir = Path(tempfile.mkdtemp(prefix="roomkit-state-"))
@@ -210,6 +213,8 @@ class StoreMachine(RuleBasedStateMachine):
             self.handlers = dict.fromkeys(EVERYONE, shared)
             return
         prefix = f"sm{os.urandom(6).hex()}"
+        if self.kind == "postgres":
+            prefix = await emptied(redis_url, self.schema)
         for name in EVERYONE:
             store = self.new_store(redis_url, prefix)
             self.stores.append(store)
@@ -518,6 +523,7 @@ def test_the_redis_store_keeps_one_outcome_per_request(redis_server: RedisServer
 def test_the_postgres_store_keeps_one_outcome_per_request(
     postgres_server: PostgresServer,
 ) -> None:
+    schema = fresh_prefix()
     run_state_machine_as_test(
-        lambda: StoreMachine("postgres", postgres_server.dsn), settings=DURABLE
+        lambda: StoreMachine("postgres", postgres_server.dsn, schema), settings=DURABLE
     )
