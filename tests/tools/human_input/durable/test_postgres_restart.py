@@ -58,14 +58,15 @@ async def test_the_store_answers_once_the_server_is_back_however_long_it_was_awa
     server: PostgresServer,
 ) -> None:
     # psycopg_pool's own reconnection waits 1, 2, 4, 8 s ... between attempts: left to it,
-    # a store whose server was away 10 s would stay unavailable up to 10 s longer.
+    # a store whose server was away 4 s would stay unavailable up to 3 s longer, past the
+    # half second the call after the restart has.
     schema = f"back{os.urandom(4).hex()}"
-    async with PostgresStore(server.dsn, schema=schema, connect_timeout=1) as store:
+    async with PostgresStore(server.dsn, schema=schema, connect_timeout=0.5) as store:
         handler = HumanInputHandler(store=store)
         request = await handler.create("AskUserQuestion", {"question": "Where?"}, room_id="r")
         await asyncio.to_thread(server.stop, mode="immediate")
         try:
-            for _ in range(12):  # each refused after its 1 s: the server is away ~10 s
+            for _ in range(8):  # each refused after its 0.5 s: the server is away ~4 s
                 with pytest.raises(StoreUnavailableError, match="is unavailable"):
                     await handler.list_pending()
         finally:
