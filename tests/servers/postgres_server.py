@@ -4,9 +4,13 @@ Debian keeps the server binaries out of PATH, so they are found with ``pg_config
 then ``/usr/lib/postgresql/*/bin``, then PATH. ``initdb`` refuses to run as root: under root
 every server command runs as the ``postgres`` user (``runuser -u postgres --``) on a folder
 that user owns. The server listens on a free loopback TCP port (its Unix socket stays inside
-the folder) with ``synchronous_commit=on``; the superuser ``postgres`` has the password
-:data:`PASSWORD` over TCP. ``scripts/services.sh install`` (run by ``make test``) installs
-the ``postgresql`` package.
+the folder) with ``synchronous_commit=on``: a commit returns once its WAL is written to the
+operating system, so a crashed server (``stop(mode="immediate")``, SIGKILL) keeps every
+commit it acknowledged. ``fsync=off`` spares the flushes to the disk, which only a crash of
+the machine itself would need and which no test can cause: on a busy disk they made each new
+schema's tables, and each start after a crash, take seconds. The superuser ``postgres`` has
+the password :data:`PASSWORD` over TCP. ``scripts/services.sh install`` (run by
+``make test``) installs the ``postgresql`` package.
 
 The session's cluster is the fixture ``postgres_server`` (:mod:`tests.servers.plugin`),
 where each test takes a schema or a database of its own; a test that stops or crashes the
@@ -110,7 +114,7 @@ class PostgresServer:
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 "
             f"-c unix_socket_directories={self.root} -c synchronous_commit=on "
-            "-c max_connections=300 -c fsync=on"
+            "-c max_connections=300 -c fsync=off"
         )
         self._run(
             "pg_ctl",

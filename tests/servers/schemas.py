@@ -1,10 +1,10 @@
 """A PostgreSQL schema that the examples of a state machine take one after another.
 
-Making a store's tables in a new schema takes a quarter of a second or more on the test
-cluster, which runs with ``fsync=on``: more than the rest of an example's opening. The
-examples of one hypothesis run follow each other, each closing its stores before the next
-opens, so they can share one schema: :func:`emptied` gives it back as a new store finds its
-tables (no row but the version, every sequence from its start) at the cost of a few deletes.
+Making a store's tables in a new schema takes a tenth of a second or more on the test
+cluster: more than the rest of an example's opening. The examples of one hypothesis run
+follow each other, each closing its stores before the next opens, so they can share one
+schema: :func:`emptied` gives it back as a new store finds its tables (no row but the
+version, every sequence from its start) at the cost of a few deletes.
 """
 
 from __future__ import annotations
