@@ -1,5 +1,6 @@
 """The turn: model rounds, each round's calls run concurrently, each call through its steps.
 
+Per round: the model call (``_model``: bounded by the turn's budget, checked, screened).
 Per call: screen (arguments that cannot be encoded, before the response is recorded) ->
 route (a call the provider already ran is reported; a name the channel does not serve goes
 to the external handler) -> the call pipeline of every channel (``channels/_calls``: checks,
@@ -24,18 +25,14 @@ from roomkit.channels._calls.report import report
 from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal
-from roomkit.channels.ai._screen import screened
-from roomkit.core.exceptions import ProviderError, ProviderResponseError, ProviderTimeoutError
+from roomkit.channels.ai._model import generate
 from roomkit.core.failed_turns import ends_failed_turn
-from roomkit.core.tasks import cancelled_from_within
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import RoomContext
 from roomkit.models.room import Room, RoomEvent
 from roomkit.providers.ai.base import (
     AIContext,
     AIMessage,
-    AIProvider,
-    AIResponse,
     AITool,
     AIToolCall,
     AIToolResultPart,
@@ -119,10 +116,10 @@ class Turn:
             )
             journal = self.journal
             if journal is None:
-                response = await self._generate(context)
+                response = await generate(channel, context)
             else:
                 response = await journal.response(
-                    round_no, functools.partial(self._generate, context)
+                    round_no, functools.partial(generate, channel, context)
                 )
             calls = response.tool_calls
             if not calls:
@@ -146,57 +143,6 @@ class Turn:
                 # The provider ran (or runs) every call itself: it has no round to wait for.
                 return response.content or None
         return None  # pragma: no cover - the loop returns on its last round
-
-    async def _generate(self, context: AIContext) -> AIResponse:
-        """The provider's response to ``context``, screened.
-
-        One call runs no longer than the turn's whole budget (``tool_loop_timeout_seconds``):
-        a provider that never answers fails the turn, and frees its room for the next message.
-
-        Raises:
-            ProviderError: the provider raised ``CancelledError`` by itself.
-            ProviderTimeoutError: the provider did not answer within the turn's budget.
-            ProviderResponseError: what the provider returned is no ``AIResponse``.
-        """
-        provider = self.channel.provider
-        kind = type(provider).__name__
-        budget = self.channel.tool_loop_timeout_seconds
-        bound = asyncio.timeout(budget)
-        try:
-            async with bound:
-                response: object = await self._generated(provider, context)
-        except TimeoutError:
-            if not bound.expired():
-                raise  # the provider's own timeout, in its own words
-            raise ProviderTimeoutError(
-                f"{kind}.generate() did not answer within the tool_loop_timeout_seconds "
-                f"({budget:g} s) of channel {self.channel.channel_id!r}: give the provider "
-                "a timeout of its own, or the channel a larger tool_loop_timeout_seconds",
-                provider=kind,
-            ) from None
-        if not isinstance(response, AIResponse):
-            raise ProviderResponseError(
-                f"{kind}.generate() must return an AIResponse, got {type(response).__name__}",
-                provider=kind,
-            )
-        return screened(response)
-
-    @staticmethod
-    async def _generated(provider: AIProvider, context: AIContext) -> object:
-        """What ``provider.generate(context)`` returned, a ``CancelledError`` it raised by
-        itself made a :class:`ProviderError`."""
-        kind = type(provider).__name__
-        try:
-            return await provider.generate(context)
-        except asyncio.CancelledError as error:
-            # Raised by the provider itself, not a cancel of the turn: ending the turn as
-            # cancelled would leave the message unanswered and no error to show for it.
-            if not cancelled_from_within():
-                raise
-            raise ProviderError(
-                f"{kind}.generate() raised CancelledError, though the turn was not cancelled",
-                provider=kind,
-            ) from error
 
     async def stop_calls(self, calls: list[AIToolCall]) -> None:
         """Account for the calls of the response the turn stops at: none of them runs.

@@ -116,6 +116,9 @@ class AIChannel(ToolChannel):
         """Whether the kit may run several turns of this channel in one room at once."""
         self._binding_tools: dict[str, tuple[object, list[AITool]]] = {}
         self._turns: dict[asyncio.Task[str | None], Turn] = {}
+        self.abandoned_calls: set[asyncio.Task[object]] = set()
+        """Model calls cancelled at their bound that have not ended yet (their provider
+        swallowed the cancellation): held until they end, their results dropped."""
 
     def tools_by_name(self) -> dict[str, AITool]:
         """The channel's own toolset, by name."""
@@ -292,3 +295,7 @@ class AIChannel(ToolChannel):
     async def _cut_running(self) -> None:
         await cancel_and_wait(list(self._turns))
         self._turns.clear()
+        # Cancelled once already and still running: another cancel may end a provider's
+        # retry loop. Waiting for one that swallows every cancel would hang the closing.
+        for call in self.abandoned_calls:
+            call.cancel()

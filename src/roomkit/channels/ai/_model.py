@@ -1,0 +1,116 @@
+"""The model call of a round: ``provider.generate()``, bounded, its answer checked and screened.
+
+The call runs in a task of its own, so the turn's bound holds whatever the provider does with
+a cancellation. At the bound, or when the turn itself is cancelled, the call is cancelled and
+the turn stops waiting for it. A provider that swallows the cancellation (a retry loop that
+catches ``CancelledError`` and goes on) keeps running, abandoned: the channel holds it until
+it ends, then logs once how it ended and drops what it returned, so its late answer never
+reaches the room. A call that ends cancelled, as asked, ends quietly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from roomkit.channels.ai._screen import screened
+from roomkit.core.exceptions import ProviderError, ProviderResponseError, ProviderTimeoutError
+from roomkit.core.tasks import cancelled_from_within
+from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+
+if TYPE_CHECKING:
+    from roomkit.channels.ai.channel import AIChannel
+
+__all__ = ["generate"]
+
+logger = logging.getLogger("roomkit.channels.ai")
+
+
+async def generate(channel: AIChannel, context: AIContext) -> AIResponse:
+    """The provider's response to ``context``, screened.
+
+    One call runs no longer than the turn's whole budget (``tool_loop_timeout_seconds``):
+    a provider that never answers fails the turn, and frees its room for the next message.
+
+    Raises:
+        ProviderError: the provider raised ``CancelledError`` by itself.
+        ProviderTimeoutError: the provider did not answer within the turn's budget.
+        ProviderResponseError: what the provider returned is no ``AIResponse``.
+    """
+    provider = channel.provider
+    kind = type(provider).__name__
+    budget = channel.tool_loop_timeout_seconds
+    loop = asyncio.get_running_loop()
+    call = loop.create_task(_generated(provider, context))
+    try:
+        async with asyncio.timeout(budget):
+            # Waiting does not pass a cancel on to the call: that is done below, once.
+            await asyncio.wait((call,))
+    except TimeoutError:
+        if not call.done():
+            _abandon(channel, call, kind, loop.time())
+            raise ProviderTimeoutError(
+                f"{kind}.generate() did not answer within the tool_loop_timeout_seconds "
+                f"({budget:g} s) of channel {channel.channel_id!r}: give the provider "
+                "a timeout of its own, or the channel a larger tool_loop_timeout_seconds",
+                provider=kind,
+            ) from None
+    except asyncio.CancelledError:
+        _abandon(channel, call, kind, loop.time())
+        raise
+    # The provider's own errors (its own TimeoutError included) are raised in its words.
+    response = call.result()
+    if not isinstance(response, AIResponse):
+        raise ProviderResponseError(
+            f"{kind}.generate() must return an AIResponse, got {type(response).__name__}",
+            provider=kind,
+        )
+    return screened(response)
+
+
+async def _generated(provider: AIProvider, context: AIContext) -> object:
+    """What ``provider.generate(context)`` returned, a ``CancelledError`` it raised by itself
+    made a :class:`ProviderError`."""
+    kind = type(provider).__name__
+    try:
+        return await provider.generate(context)
+    except asyncio.CancelledError as error:
+        # Raised by the provider itself, not a cancel of the call: ending the turn as
+        # cancelled would leave the message unanswered and no error to show for it.
+        if not cancelled_from_within():
+            raise
+        raise ProviderError(
+            f"{kind}.generate() raised CancelledError, though the turn was not cancelled",
+            provider=kind,
+        ) from error
+
+
+def _abandon(channel: AIChannel, call: asyncio.Task[object], kind: str, since: float) -> None:
+    """Cancel ``call`` and stop waiting for it; the channel holds it until it ends."""
+    if call.done():
+        if not call.cancelled():
+            call.exception()  # read: the turn that made the call has ended without it
+        return
+    call.cancel()
+    stragglers = channel.abandoned_calls
+    stragglers.add(call)
+
+    def ended(task: asyncio.Task[object]) -> None:
+        stragglers.discard(task)
+        if task.cancelled():
+            return  # it ended at its cancel, as asked
+        late = asyncio.get_running_loop().time() - since
+        error = task.exception()
+        how = f"raised {error!r}" if error is not None else "returned"
+        logger.warning(
+            "%s.generate() %s %.3g s after channel %s stopped waiting for it: it did not "
+            "end when cancelled. What it gave is dropped; a provider should let "
+            "CancelledError through",
+            kind,
+            how,
+            late,
+            channel.channel_id,
+        )
+
+    call.add_done_callback(ended)
