@@ -1,5 +1,6 @@
-"""The model call's bound holds whatever the provider does with a cancellation: a provider
-that swallows it is left running, and what it gives late never reaches the room."""
+"""The model call: its bound holds whatever the provider does with a cancellation (a provider
+that swallows it is left running, and what it gives late never reaches the room), and what
+the provider gives is checked before the turn uses it."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 
 from roomkit import InboundMessage, InboundResult, RoomKit, TextContent
 from roomkit.channels.ai import AIChannel
-from roomkit.core.exceptions import ProviderTimeoutError
-from roomkit.providers.ai.base import AIContext, AIResponse
+from roomkit.core.exceptions import ProviderResponseError, ProviderTimeoutError
+from roomkit.providers.ai.base import AIContext, AIResponse, AITool, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
 
 
@@ -132,3 +133,66 @@ async def test_a_provider_ending_at_its_cancel_is_not_logged(
 
     assert channel.abandoned_calls == set()
     assert caplog.records == []
+
+
+LOOKUP = AITool(name="lookup", parameters={"type": "object"})
+
+
+class ArgumentsTextModel(MockAIProvider):
+    """A model that hands on a call's arguments as the JSON text the model wrote."""
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        call = AIToolCall(id="c1", name="lookup")
+        call.arguments = '{"q": "blue'  # type: ignore[assignment]
+        return AIResponse(tool_calls=[call])
+
+
+class BlocksModel(MockAIProvider):
+    """A model that hands on its reply as the vendor's content blocks."""
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        response = AIResponse()
+        response.content = [{"type": "text", "text": "Blue."}]  # type: ignore[assignment]
+        return response
+
+
+class SyncModel(MockAIProvider):
+    def generate(self, context: AIContext) -> AIResponse:  # type: ignore[override]
+        return AIResponse(content="Blue.")
+
+
+async def test_a_call_whose_arguments_are_still_text_fails_naming_the_field() -> None:
+    ran: list[str] = []
+
+    async def lookup(name: str, arguments: dict[str, object]) -> str:
+        ran.append(name)
+        return "found"
+
+    kit = RoomKit()
+    kit.register_channel(
+        AIChannel("agent", provider=ArgumentsTextModel(), tools=[LOOKUP], tool_handler=lookup)
+    )
+    await kit.create_room("r1")
+    await kit.attach_channel("r1", "agent")
+    with pytest.raises(ProviderResponseError, match=r"tool_calls\.0\.arguments \(str\)"):
+        await say(kit, "hi")
+    await kit.close()
+
+    assert ran == []
+
+
+async def test_a_reply_that_is_no_text_fails_and_is_not_stored() -> None:
+    kit, _ = await agent(BlocksModel())
+    with pytest.raises(ProviderResponseError, match=r"content \(list\): Input should be"):
+        await say(kit, "hi")
+    events = await kit.store.recent_events("r1", 10)
+    await kit.close()
+
+    assert [event.content.body for event in events] == ["hi"]
+
+
+async def test_a_provider_whose_generate_is_not_async_is_told_to_make_it_so() -> None:
+    kit, _ = await agent(SyncModel())
+    with pytest.raises(ProviderResponseError, match=r"define it as async def generate"):
+        await say(kit, "hi")
+    await kit.close()

@@ -1,5 +1,9 @@
 """The model call of a round: ``provider.generate()``, bounded, its answer checked and screened.
 
+The answer must be an ``AIResponse`` whose fields hold what their types say, checked again
+here: a response can be made without checks (``model_construct()``, a field assigned after),
+and what it holds goes on to the journal, the tools and the room.
+
 The call runs in a task of its own, so the turn's bound holds whatever the provider does with
 a cancellation. At the bound, or when the turn itself is cancelled, the call is cancelled and
 the turn stops waiting for it. A provider that swallows the cancellation (a retry loop that
@@ -11,8 +15,11 @@ reaches the room. A call that ends cancelled, as asked, ends quietly.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
 
 from roomkit.channels.ai._screen import screened
 from roomkit.core.exceptions import ProviderError, ProviderResponseError, ProviderTimeoutError
@@ -36,7 +43,8 @@ async def generate(channel: AIChannel, context: AIContext) -> AIResponse:
     Raises:
         ProviderError: the provider raised ``CancelledError`` by itself.
         ProviderTimeoutError: the provider did not answer within the turn's budget.
-        ProviderResponseError: what the provider returned is no ``AIResponse``.
+        ProviderResponseError: what the provider returned is no ``AIResponse``, or holds
+            what its fields' types do not allow; or ``generate`` is no coroutine function.
     """
     provider = channel.provider
     kind = type(provider).__name__
@@ -60,21 +68,64 @@ async def generate(channel: AIChannel, context: AIContext) -> AIResponse:
         _abandon(channel, call, kind, loop.time())
         raise
     # The provider's own errors (its own TimeoutError included) are raised in its words.
-    response = call.result()
+    return screened(_checked(call.result(), kind))
+
+
+def _checked(response: object, kind: str) -> AIResponse:
+    """``response`` validated again, field by field.
+
+    An ``AIResponse`` checks its fields when it is made, not when one is assigned later or
+    when it is made with ``model_construct()``: a call whose arguments are still the model's
+    JSON text, or a reply that is no text, would fail deep inside the turn, or be stored in
+    the room and fail every later turn that reads it.
+
+    Raises:
+        ProviderResponseError: ``response`` is no ``AIResponse``, or a field holds what its
+            type does not allow.
+    """
     if not isinstance(response, AIResponse):
         raise ProviderResponseError(
             f"{kind}.generate() must return an AIResponse, got {type(response).__name__}",
             provider=kind,
         )
-    return screened(response)
+    fields = response.model_dump(warnings=False)
+    if fields["content"] is None:
+        fields["content"] = ""  # a vendor's "no text" beside tool calls: read as none
+    try:
+        return AIResponse.model_validate(fields)
+    except ValidationError as error:
+        wrong = "; ".join(
+            f"{'.'.join(map(str, problem['loc']))} ({type(problem['input']).__name__}): "
+            f"{problem['msg']}"
+            for problem in error.errors()[:3]
+        )
+        raise ProviderResponseError(
+            f"{kind}.generate() returned an AIResponse whose fields hold what their types do "
+            f"not allow ({wrong}). Set each field when making the response (AIResponse(...) "
+            "and AIToolCall(...) check them), with a call's arguments parsed from the "
+            "model's JSON into a dict",
+            provider=kind,
+        ) from None
 
 
 async def _generated(provider: AIProvider, context: AIContext) -> object:
     """What ``provider.generate(context)`` returned, a ``CancelledError`` it raised by itself
-    made a :class:`ProviderError`."""
+    made a :class:`ProviderError`.
+
+    Raises:
+        ProviderError: the provider raised ``CancelledError`` by itself.
+        ProviderResponseError: ``generate`` is no coroutine function (nothing to await).
+    """
     kind = type(provider).__name__
+    answer = provider.generate(context)
+    if not inspect.isawaitable(answer):
+        raise ProviderResponseError(
+            f"{kind}.generate() returned a {type(answer).__name__}, not an awaitable: define "
+            "it as async def generate(self, context)",
+            provider=kind,
+        )
     try:
-        return await provider.generate(context)
+        return await answer
     except asyncio.CancelledError as error:
         # Raised by the provider itself, not a cancel of the call: ending the turn as
         # cancelled would leave the message unanswered and no error to show for it.
