@@ -332,7 +332,8 @@ async def approve_and_grant(
     transaction (one script on Redis), so that a process stopped anywhere leaves both or
     neither. On a quorum approval this is ``by``'s vote, offering the grant; the grant is
     made by the vote that reaches the quorum, when every approving vote offered the same
-    scope: on a durable store in that vote's own transaction (script), with its entry. Returns whether the approval (the vote) was accepted and the grant made, if any.
+    scope: on a durable store in that vote's own transaction (script), with its entry.
+    Returns whether the approval (the vote) was accepted and the grant made, if any.
 
     Raises:
         GrantRefusedError: the scope is not one this approval can grant (nothing changed);
