@@ -29,7 +29,7 @@ An asker's :attr:`Asker.resumes` continue a run once its pauses are settled
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from roomkit.adapters._binding import check_bound
@@ -166,19 +166,26 @@ class Asker:
             return True
         return await asks_person(rule, pause.tool_name, pause.arguments, **self.scope)
 
-    async def open(self, pause: Pause) -> PendingInput:
+    async def open(self, pause: Pause, *, history: Sequence[dict[str, Any]] = ()) -> PendingInput:
         """The request of ``pause``: created, or the one its key names already; the ladder's
         steps recorded with it (once: recording them again changes nothing).
 
+        ``history``: entries an approval's history holds after ``created`` (and a policy's
+        decision), written with the request in its insert's own write; a request its key
+        names already is handed back as it is, without them.
+
         Raises:
-            ValueError: the ladder's default answer does not fit the question's schema.
+            ValueError: the ladder's default answer does not fit the question's schema;
+                ``history`` is given for a question.
         """
-        request = await self._create(pause)
+        if history and pause.kind != "approval":
+            raise ValueError("only an approval's request is created with history entries")
+        request = await self._create(pause, tuple(history))
         if self.ladder is not None and request.status is _PENDING:
             await keep_ladder(self.handler, request, self.ladder)
         return request
 
-    async def _create(self, pause: Pause) -> PendingInput:
+    async def _create(self, pause: Pause, history: tuple[dict[str, Any], ...]) -> PendingInput:
         handler, limit = self.handler, self.limit(pause)
         if pause.kind == "question":
             default = self.ladder.on_expiry if self.ladder is not None else None
@@ -201,13 +208,13 @@ class Asker:
         if rule.policy is not None:
             ruling = await rule_call(rule.policy, rule, policy_call(self, pause))
             if ruling.ask is None:
-                return await unasked(self, pause, ruling, policy_name(rule.policy))
+                return await unasked(self, pause, ruling, policy_name(rule.policy), history)
             rule = self._ruled[pause.key] = ruling.ask
             limit = self.limit(pause)
         approvers = rule.approvers or ((self.actor,) if self.actor is not None else ())
         # The policy's decision is in the request's first write, before anyone is told.
         evidence = (ruling.entry,) if ruling is not None and ruling.entry is not None else ()
-        with created_with(*evidence):
+        with created_with(*evidence, *history):
             return await handler.create_approval(
                 pause.tool_name,
                 pause.arguments,

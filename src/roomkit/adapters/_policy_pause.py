@@ -8,7 +8,7 @@ policy (the framework approves it, or rejects it with the policy's reason).
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from roomkit.adapters._keys import call_id_of
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
@@ -39,15 +39,22 @@ def policy_call(asker: Asker, pause: Pause) -> PolicyCall:
     )
 
 
-async def unasked(asker: Asker, pause: Pause, ruling: Ruling, name: str) -> PendingInput:
+async def unasked(
+    asker: Asker,
+    pause: Pause,
+    ruling: Ruling,
+    name: str,
+    history: tuple[dict[str, Any], ...] = (),
+) -> PendingInput:
     """The request recording a pause the policy settles without anyone (or its shadow
-    left to a rule that asks no one): approved, or rejected with the policy's reason."""
+    left to a rule that asks no one): approved, or rejected with the policy's reason;
+    ``history`` follows the policy's decision in its first write."""
     refusal = None
     if ruling.refusal is not None:
         reason = ruling.entry.reason if ruling.entry is not None else None
         refusal = reason or f"Tool '{pause.tool_name}' was refused by policy {name}"
     approvers = (ruling.by,) if ruling.by is not None else ()
-    with on_record(ruling, refusal):
+    with on_record(ruling, refusal, history=history):
         request = await create_paused(asker, pause, approvers=approvers, surface=POLICY)
     if request.status is not _PENDING:
         return request  # settled in its insert's own write

@@ -11,9 +11,9 @@ then goes through the same bound, spend-once path as an approved call (``execute
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from roomkit.models.decisions import Decision
 from roomkit.tools.approvals import approve, reject
@@ -38,11 +38,14 @@ def settling(ruling: Ruling) -> Decision:
 
 
 @contextmanager
-def unasked(ruling: Ruling, refusal: str | None) -> Iterator[None]:
+def unasked(
+    ruling: Ruling, refusal: str | None, *, history: Sequence[dict[str, Any]] = ()
+) -> Iterator[None]:
     """Approvals created inside record a call nobody is asked about, as ``ruling`` has it:
-    settled at once, approved, or rejected with ``refusal`` when it is not ``None``."""
+    settled at once, approved, or rejected with ``refusal`` when it is not ``None``; their
+    history holds ``history`` after the policy's decision, in the same write."""
     entry = ruling.evidence
-    evidence = (entry,) if entry is not None else ()
+    evidence = (entry, *history) if entry is not None else tuple(history)
     decision = _APPROVED if refusal is None else reject(refusal)
     with (
         unannounced(),
