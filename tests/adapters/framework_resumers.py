@@ -1,12 +1,16 @@
 """Resumers in a process of their own, for the crash tests:
-``python framework_resumers.py openai_agents|openai_agents_next|pydantic_ai FOLDER``.
+``python framework_resumers.py openai_agents|openai_agents_next|openai_agents_start|
+openai_agents_opened|pydantic_ai FOLDER``.
 
 Each agent holds one tool call for approval; the tool kills this process (SIGKILL) when it
 runs, so the resumer dies after it claimed the resume and before the run moved on. The
 tests build the same agents with ``die=False`` to start the run and to resume it later.
 ``openai_agents_next`` resumes a run whose next turn holds another call: the approval rule
 judging that call kills this process, after the run went on and before its next pause was
-kept.
+kept. ``openai_agents_start`` and ``openai_agents_opened`` die while their requests are
+being opened (a policy ruling the last call of the turn kills this process): a start after
+it opened the first two of three, a resume after it opened the first two of its next
+pause's three.
 """
 
 from __future__ import annotations
@@ -53,6 +57,14 @@ def openai_agent(ran: Path, *, die: bool, resumed: bool) -> Any:
 def openai_agent_sending(ran: Path, *recipients: str) -> Any:
     """An agent whose scripted model calls ``send`` to each of ``recipients`` in turn, each
     held for approval, then finishes; the tool notes whom it sent to."""
+    return openai_agent_turns(ran, "to", *((to,) for to in recipients))
+
+
+def openai_agent_turns(ran: Path, prefix: str, *turns: tuple[str, ...]) -> Any:
+    """An agent whose scripted model calls ``send`` to every recipient of a turn at once,
+    turn after turn, then finishes; each call held for approval, its call id ``prefix``
+    and the recipient (a model mints ids of its own on every run). The tool notes whom it
+    sent to."""
     from agents import Agent, function_tool, set_tracing_disabled
     from agents.testing import ScriptedModel, assistant_message, function_call
 
@@ -65,9 +77,27 @@ def openai_agent_sending(ran: Path, *recipients: str) -> Any:
             written.write(f"{to}\n")
         return f"sent to {to}"
 
-    calls = [[function_call("send", {"to": to}, call_id=f"to-{to}")] for to in recipients]
-    model = ScriptedModel([*calls, [assistant_message("done")]])
+    steps = [
+        [function_call("send", {"to": to}, call_id=f"{prefix}-{to}") for to in turn]
+        for turn in turns
+    ]
+    model = ScriptedModel([*steps, [assistant_message("done")]])
     return Agent(name="mailer", model=model, tools=[send])
+
+
+class DiesRuling:
+    """A policy that kills this process (SIGKILL) as it rules the call sending to ``to``,
+    and leaves every other call to the tool's rule."""
+
+    def __init__(self, to: str) -> None:
+        self.to = to
+
+    def decide(self, call: Any) -> Any:
+        from roomkit.policy import Abstain
+
+        if call.arguments.get("to") == self.to:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return Abstain()
 
 
 def _dies_judging(name: str, arguments: dict[str, Any]) -> bool:
@@ -138,6 +168,18 @@ async def main(framework: str, folder: Path) -> None:
         rules = {"send": Approval(when=_dies_judging)}
         agent = openai_agent_sending(ran, "carol")
         await oa.resume(agent, RUN_KEY, handler=handler, approvals=rules)
+    elif framework in ("openai_agents_start", "openai_agents_opened"):
+        from roomkit.adapters import openai_agents as oa
+        from roomkit.tools.approvals import Approval
+
+        dead = f"dead{os.getpid()}"
+        rules = {"send": Approval(policy=DiesRuling("dave"))}
+        if framework == "openai_agents_start":
+            agent = openai_agent_turns(ran, dead, ("bob", "carol", "dave"))
+            await oa.start(agent, "go", handler=handler, run_key=RUN_KEY, approvals=rules)
+        else:
+            agent = openai_agent_turns(ran, dead, ("carol", "erin", "dave"))
+            await oa.resume(agent, RUN_KEY, handler=handler, approvals=rules)
     else:
         from roomkit.adapters import pydantic_ai as pa
 

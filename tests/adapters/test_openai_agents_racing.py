@@ -1,5 +1,6 @@
-"""Two deployments starting one durable OpenAI Agents run at the same moment, each through
-a store of its own on one durable database: the model runs once, and people are asked once."""
+"""Two deployments starting one durable OpenAI Agents run, each through a store of its own on
+one durable database, at the same moment or one after the other was cut off: the model runs
+once, and people are asked once."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from tests.core.room_stores import Place
 
 from roomkit.adapters import openai_agents as oa
 from roomkit.core.exceptions import RunUnderWayError
+from roomkit.policy import Abstain
+from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler
 
 
@@ -73,6 +76,46 @@ async def test_a_start_racing_another_runs_nothing_and_then_re_attaches(place: P
         held.go.set()
         opened = await starting
         assert await oa.start(mailer("two"), "go", handler=second, run_key="r") == opened
+        pending = await second.store.list_pending()
+        assert sorted(request.pending_id for request in pending) == sorted(opened)
+        assert sorted(str(request.tool_call_id) for request in pending) == [
+            "one-bob",
+            "one-carol",
+        ]
+
+
+class HeldRuling:
+    """A policy that says when it rules the call sending to ``to``, then holds it for ever;
+    it leaves every other call to the tool's rule."""
+
+    def __init__(self, to: str) -> None:
+        self.to = to
+        self.reached = asyncio.Event()
+
+    async def decide(self, call: Any) -> Any:
+        if call.arguments.get("to") == self.to:
+            self.reached.set()
+            await asyncio.Event().wait()
+        return Abstain()
+
+
+async def test_a_start_cut_off_while_opening_its_requests_is_kept_by_the_next(
+    place: Place,
+) -> None:
+    """A start cancelled after it opened the first of its pause's two requests: another
+    start, through another store object, opens the second from the state the first one's
+    model decided; nobody is asked twice about a call."""
+    ruling = HeldRuling("carol")
+    rules = {"send": Approval(policy=ruling)}
+    async with deployment(place) as first, deployment(place) as second:
+        starting = asyncio.create_task(
+            oa.start(mailer("one"), "go", handler=first, run_key="r", approvals=rules)
+        )
+        await ruling.reached.wait()
+        starting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+        opened = await oa.start(mailer("two"), "go", handler=second, run_key="r")
         pending = await second.store.list_pending()
         assert sorted(request.pending_id for request in pending) == sorted(opened)
         assert sorted(str(request.tool_call_id) for request in pending) == [

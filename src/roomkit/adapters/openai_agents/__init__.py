@@ -14,26 +14,24 @@ its final output there too: :func:`final_output` reads it, in any process.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from roomkit._extras import requires_extra
 
 with requires_extra("roomkit.adapters.openai_agents", "openai-agents"):
     from agents import Agent, Runner, RunResult, RunState
 
-import itertools
 import json
 from typing import Any, Unpack
 
 from pydantic_core import to_jsonable_python
 
-from roomkit.adapters._asking import all_at_once, asking, one_stop
+from roomkit.adapters._asking import all_at_once, asking
 from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._resumes import LEASE
 from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
-from roomkit.adapters.openai_agents._saved import SavedRuns
+from roomkit.adapters.openai_agents._keeping import Draft, Load, keep_pause
+from roomkit.adapters.openai_agents._saved import Paused, SavedRuns
 from roomkit.adapters.openai_agents._tools import tool_names
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import RunUnderWayError
@@ -133,7 +131,9 @@ async def start(
 
     A run already kept under ``run_key`` (a ``start`` run again after a crash, as a retried
     job does) is not run again with ``input``: its requests are re-attached to, nobody is
-    asked twice, and it goes on as :func:`resume` would.
+    asked twice, and it goes on as :func:`resume` would. So is a pause whose start was
+    killed while it opened the pause's requests: those it lacks are opened from the state
+    that start's model reached.
 
     Two starts of one run at the same moment run the model once: the other raises
     :class:`~roomkit.core.exceptions.RunUnderWayError` while the first has not kept its
@@ -152,26 +152,17 @@ async def start(
     paused = await saved.latest()
     if paused is None:
         # One start runs the model at a time: two would mint call ids of their own and ask
-        # people about the same calls twice. The claim is held until the pause is kept.
-        if not await asker.resumes.claim(saved.starting(), lease=LEASE):
-            paused = await saved.latest()
-            if paused is None:
-                raise RunUnderWayError(
-                    f"another start() of the run {run_key!r} is running and has not kept its "
-                    "pause yet: nothing was run and nobody was asked; start() it again once "
-                    "that one returned (it then re-attaches to the run's requests), or, if "
-                    f"that one died, once its claim lapses ({LEASE:.0f} seconds after it began)"
-                )
-        else:
-            try:
-                paused = await saved.latest()  # kept by a start that ended since the look
-                if paused is None:
-                    result = await Runner.run(agent, input, **passed)
-                    return await _pause_or_finish(
-                        asker, saved, result, 0, lambda state: Runner.run(agent, state, **passed)
-                    )
-            finally:
-                await asker.resumes.unclaim(saved.starting())
+        # people about the same calls twice.
+        if await asker.resumes.claim(saved.starting(), lease=LEASE):
+            return await _first_pause(agent, input, asker, saved, passed)
+        paused = await saved.latest()
+        if paused is None:
+            raise RunUnderWayError(
+                f"another start() of the run {run_key!r} is running and has not kept its "
+                "pause yet: nothing was run and nobody was asked; start() it again once "
+                "that one returned (it then re-attaches to the run's requests), or, if "
+                f"that one died, once its claim lapses ({LEASE:.0f} seconds after it began)"
+            )
     if await saved.finished():
         raise ValueError(
             f"the run started under run_key {run_key!r} has finished (final_output() "
@@ -181,6 +172,27 @@ async def start(
     # Started already (a start run again after a crash, say): the model is not asked
     # again, which would mint new call ids and ask people about the same calls twice.
     return await _go_on(agent, asker, saved, paused, passed)
+
+
+async def _first_pause(
+    agent: Agent[Any], input: Any, asker: Asker, saved: SavedRuns, passed: dict[str, Any]
+) -> list[str]:
+    """Run ``agent`` up to its first pause and keep it, holding the start's claim; the ids
+    :func:`start` returns.
+
+    A start that kept its pause leaves its claim to lapse: a later start finds the pause
+    first. One that kept nothing (the run finished, or failed) gives it back, for the run
+    to be started again.
+    """
+    try:
+        result = await Runner.run(agent, input, **passed)
+        ids = await _pause_or_finish(agent, asker, saved, result, 0, passed)
+    except BaseException:
+        await asker.resumes.unclaim(saved.starting())
+        raise
+    if not ids:
+        await asker.resumes.unclaim(saved.starting())
+    return ids
 
 
 async def resume(
@@ -222,23 +234,21 @@ async def _go_on(
     agent: Agent[Any],
     asker: Asker,
     saved: SavedRuns,
-    paused: tuple[int, str, list[str | None]],
+    paused: Paused,
     passed: dict[str, Any],
 ) -> list[str]:
     """Continue the run kept as ``paused`` once its requests are settled, as :func:`resume`
     says; the ids still pending, or those of its next pause, or ``[]``."""
-    generation, text, pending_ids = paused
-    try:
-        state = await RunState.from_string(agent, text)
-    except Exception as error:
-        raise ValueError(
-            f"the run kept under run_key {saved.key!r} does not load on agent "
-            f"{getattr(agent, 'name', agent)!r} ({type(error).__name__}: {error}): resume it "
-            "with the agent start() ran (the same name, tools and handoffs) and the same "
-            "openai-agents version; nothing was changed"
-        ) from error
+    generation = paused.generation
+    state = await _state(agent, saved.key, paused.text)
     items = state.get_interruptions()
     pauses = [_pause(saved.key, item) for item in items]
+    pending_ids = paused.pending
+    if pending_ids is None:
+        # Its writer marked it and stopped before opening all its requests (or opens them
+        # still): they are opened from the state it decided, those opened re-attached to.
+        draft = Draft(paused.text, paused.asked, pauses)
+        pending_ids = await keep_pause(saved, generation, draft, _loader(agent, saved), marked=True)
     # A call its rule left to no one has no request: it is approved.
     verdicts = [
         Verdict("approve") if pending_id is None else await asker.settled(pending_id, pause)
@@ -251,16 +261,42 @@ async def _go_on(
         assert verdict is not None
         _apply(state, item, verdict)
 
-    def run_on(state: RunState[Any]) -> Awaitable[RunResult]:
-        return Runner.run(agent, state, **passed)
-
     async def go_on() -> list[str]:
-        # The next pause is kept within the claim's lease: a resumer that dies before it is
-        # leaves the claim to lapse, and the run to resume again from this pause.
-        return await _pause_or_finish(asker, saved, await run_on(state), generation + 1, run_on)
+        # The next pause is marked within the claim's lease: a resumer that dies before it
+        # is leaves the claim to lapse, and the run to resume again from this pause; one
+        # that dies after leaves its draft, which the next resume keeps.
+        result = await Runner.run(agent, state, **passed)
+        return await _pause_or_finish(agent, asker, saved, result, generation + 1, passed)
 
     ids = await asker.resumes.resume_once(saved.claim(generation), go_on)
     return [] if ids is None else ids
+
+
+async def _state(agent: Agent[Any], key: str, text: str) -> RunState[Any]:
+    """The state kept as ``text`` under the run ``key``, loaded on ``agent``.
+
+    Raises:
+        ValueError: it does not load on ``agent``.
+    """
+    try:
+        return await RunState.from_string(agent, text)
+    except Exception as error:
+        raise ValueError(
+            f"the run kept under run_key {key!r} does not load on agent "
+            f"{getattr(agent, 'name', agent)!r} ({type(error).__name__}: {error}): resume it "
+            "with the agent start() ran (the same name, tools and handoffs) and the same "
+            "openai-agents version; nothing was changed"
+        ) from error
+
+
+def _loader(agent: Agent[Any], saved: SavedRuns) -> Load:
+    """The approvals of a state of the run ``saved`` keeps, loaded on ``agent``."""
+
+    async def load(text: str) -> list[Pause]:
+        state = await _state(agent, saved.key, text)
+        return [_pause(saved.key, item) for item in state.get_interruptions()]
+
+    return load
 
 
 async def final_output(
@@ -307,18 +343,19 @@ async def final_output(
 
 
 async def _pause_or_finish(
+    agent: Agent[Any],
     asker: Asker,
     saved: SavedRuns,
     result: RunResult,
     generation: int,
-    run_on: Callable[[RunState[Any]], Awaitable[RunResult]],
+    passed: dict[str, Any],
 ) -> list[str]:
     """Open the requests of ``result``'s approvals and keep its state; ``[]`` when done
     (then, on a resume, ``generation`` above 0, the run's final output is kept).
 
     An approval its rule leaves to no one (``Approval(when=...)``) gets no request: it is
-    approved, at once when no other call of the pause is asked about (the run goes on,
-    ``run_on``), else on resume beside the others' verdicts, as when waiting inline.
+    approved, at once when no other call of the pause is asked about (the run goes on),
+    else on resume beside the others' verdicts, as when waiting inline.
     """
     while result.interruptions:
         state = result.to_state()
@@ -326,15 +363,12 @@ async def _pause_or_finish(
         pauses = [_pause(saved.key, item) for item in items]
         asked = [await asker.needs_person(pause) for pause in pauses]
         if any(asked):
-            async with one_stop(asker.handler) as requests:
-                await saved.open(generation, list(itertools.compress(pauses, asked)), requests)
-                opened = iter(request.pending_id for request in requests)
-                pending = [next(opened) if person else None for person in asked]
-                await saved.keep(generation, state.to_string(), pending)
-            return [request.pending_id for request in requests]
+            draft = Draft(state.to_string(), asked, pauses)
+            pending = await keep_pause(saved, generation, draft, _loader(agent, saved))
+            return [pending_id for pending_id in pending if pending_id is not None]
         for item in items:
             state.approve(item)
-        result = await run_on(state)
+        result = await Runner.run(agent, state, **passed)
     if generation > 0:
         # Finished on a resume: the output goes beside the pause the run was resumed from.
         output = to_jsonable_python(result.final_output, fallback=str)

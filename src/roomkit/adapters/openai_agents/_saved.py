@@ -3,11 +3,19 @@
 Each pause of a run is a *generation* (0 for the pause :func:`start` reached, then one more
 per resume that paused again). Its first approval asked about is its anchor, keyed
 ``oa-anchor:{run_key}:g{generation}`` (the others ``oa:{run_key}:{call_id}``, a namespace no
-call id reaches; each part escaped by :func:`~roomkit.adapters._keys.pause_key`); the
-anchor's history holds the state as ``saved`` entries (in parts, each well under a history
-entry's size limit) with the pending ids of the generation (``None`` for a call its rule
-left to no one, which has no request), and the ledger marks the generation as kept, last,
-so that a generation is only read once all of it was written.
+call id reaches; each part escaped by :func:`~roomkit.adapters._keys.pause_key`).
+
+A pause is kept in three steps. The anchor is made with the state in its history, in the
+insert's own write, as ``saved`` entries holding ``draft`` (in parts, each well under a
+history entry's size limit) with which approvals are asked about: the pause's *draft*. The
+ledger then marks the generation, so that a look finds it; then the other requests are
+opened, and the state is written again beside their pending ids (``saved`` entries holding
+``state``, ``None`` for a call its rule left to no one, which has no request). A writer that
+dies after the mark leaves a draft: the next :func:`start` or :func:`resume` opens the
+requests it lacks (those opened re-attach by key) and keeps it, and the model is not run
+again. One that dies before the mark leaves at most an anchor with its draft, which the
+next writer's anchor re-attaches to, or names in its conflict: that writer then keeps the
+draft it finds there in place of its own (:mod:`roomkit.adapters.openai_agents._keeping`).
 
 Each writing of a state (or of an output) tags its parts with an attempt of its own, and a
 read takes the parts of one attempt only, the last one written whole: a resumer that dies
@@ -26,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 from roomkit.adapters._claims import ledger_name
 from roomkit.adapters._keys import pause_key
@@ -35,13 +43,27 @@ from roomkit.core.exceptions import KeyConflictError
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores import new_entry
 
-__all__ = ["SavedRuns"]
+__all__ = ["Paused", "SavedRuns"]
 
 PART_CHARS = 20_000
 """The most characters of a state one ``saved`` entry holds."""
 GENERATIONS = 256
 """How many generations' marks one read of the ledger asks for (a run with more is read in
 as many steps)."""
+
+
+class Paused(NamedTuple):
+    """A pause of a run, as the store keeps it."""
+
+    generation: int
+    """Which pause of the run it is."""
+    text: str
+    """Its ``RunState``, as ``to_string()`` wrote it."""
+    asked: list[bool]
+    """Which of its approvals, in the state's order, a person is asked about."""
+    pending: list[str | None] | None
+    """The pending id of each approval (``None`` for one nobody is asked about); ``None``
+    while the pause is a draft, its requests not all opened yet."""
 
 
 class SavedRuns:
@@ -83,34 +105,65 @@ class SavedRuns:
         """The ledger entry saying the run finished and its output was kept."""
         return ledger_name("oa-run-done", self.scoped)
 
+    async def open_anchor(
+        self, generation: int, pause: Pause, draft: tuple[str, list[bool]] | None = None
+    ) -> PendingInput:
+        """The anchor request of ``generation``, made for ``pause``: created with ``draft``
+        (the pause's state and which approvals are asked about) in its history, in the same
+        write; or the one its key names, which holds what its own maker wrote.
+
+        Raises:
+            KeyConflictError: the key names an anchor made for another call.
+        """
+        history: tuple[dict[str, Any], ...] = ()
+        if draft is not None:
+            text, asked = draft
+            history = self._entries("draft", text, generation=generation, asked=asked)
+        return await self.asker.open(self.anchor(generation, pause), history=history)
+
     async def open(self, generation: int, pauses: list[Pause], opened: list[PendingInput]) -> None:
         """Open the requests of ``generation``'s pauses, the first as its anchor, each put in
         ``opened`` as it is made."""
         first, *rest = pauses
-        for pause in (self.anchor(generation, first), *rest):
+        opened.append(await self.open_anchor(generation, first))
+        for pause in rest:
             opened.append(await self.asker.open(pause))
+
+    async def mark_kept(self, generation: int) -> None:
+        """Mark ``generation`` kept in the ledger: a look finds it from now on."""
+        await self.asker.handler.ledger.record_spent(self.mark(generation), until=None)
 
     async def keep(self, generation: int, text: str, pending: list[str | None]) -> None:
         """Keep ``text``, the state paused at the requests ``pending`` (one per approval of
-        the pause, ``None`` where its rule left the call to no one), as ``generation``."""
+        the pause, ``None`` where its rule left the call to no one), as ``generation``, on
+        its anchor (the first request of ``pending``)."""
         anchor = next(pending_id for pending_id in pending if pending_id is not None)
         await self._record(anchor, "state", text, generation=generation, pending=pending)
-        await self.asker.handler.ledger.record_spent(self.mark(generation), until=None)
+
+    async def drafted(self, anchor: str, generation: int) -> tuple[str, list[bool]] | None:
+        """The state and the approvals asked about that the anchor ``anchor`` holds whole
+        for ``generation`` (kept, else as its draft); ``None`` when it holds neither."""
+        history = await self.asker.handler.history(anchor)
+        kept = _whole(history, "state", generation)
+        if kept is not None:
+            return kept[0], [pending_id is not None for pending_id in kept[1]["pending"]]
+        draft = _whole(history, "draft", generation)
+        return None if draft is None else (draft[0], list(draft[1]["asked"]))
 
     async def finish(self, generation: int, output: str) -> None:
         """Keep ``output``, the run's final output as JSON text, on the anchor of
         ``generation`` (the pause the run was last resumed from), and mark the run finished."""
-        anchor = await self._anchor(generation, None)
+        anchor = await self._anchor(generation)
         await self._record(anchor.pending_id, "output", output, generation=generation)
         await self.asker.handler.ledger.record_spent(self.done(), until=None)
 
-    async def _record(self, anchor: str, field: str, text: str, **fields: Any) -> None:
-        """Record ``text`` on the request ``anchor`` as ``saved`` entries, its parts each
-        under ``field``, beside ``fields``, all tagged with one new attempt."""
+    def _entries(self, field: str, text: str, **fields: Any) -> tuple[dict[str, Any], ...]:
+        """``text`` as ``saved`` entries, its parts each under ``field``, beside ``fields``,
+        all tagged with one new attempt."""
         parts = _parts(text)
         attempt = os.urandom(8).hex()
-        for index, part in enumerate(parts):
-            entry = new_entry(
+        return tuple(
+            new_entry(
                 "saved",
                 run=self.key,
                 attempt=attempt,
@@ -119,6 +172,12 @@ class SavedRuns:
                 **fields,
                 **{field: part},
             )
+            for index, part in enumerate(parts)
+        )
+
+    async def _record(self, anchor: str, field: str, text: str, **fields: Any) -> None:
+        """Record ``text`` on the request ``anchor`` as :meth:`_entries` writes it."""
+        for entry in self._entries(field, text, **fields):
             await self.asker.handler.record(anchor, entry)
 
     async def finished(self) -> bool:
@@ -129,36 +188,42 @@ class SavedRuns:
         """The run's final output as :meth:`finish` kept it; ``None`` while it is not kept."""
         if not await self.finished():
             return None
-        kept = await self._kept("output")
-        return None if kept is None else kept[1]
-
-    async def latest(self, first: Pause | None = None) -> tuple[int, str, list[str | None]] | None:
-        """The last generation kept: its number, its state and its pending ids (as
-        :meth:`keep` took them)."""
-        kept = await self._kept("state", first)
-        if kept is None:
-            return None
-        generation, text, entry = kept
-        return generation, text, list(entry["pending"])
-
-    async def _kept(
-        self, field: str, first: Pause | None = None
-    ) -> tuple[int, str, dict[str, Any]] | None:
-        """The last generation kept, the text its anchor holds whole under ``field`` and the
-        entry of that text's last part; ``None`` when no generation or no whole text was kept."""
-        handler = self.asker.handler
         generation = await self._generation()
         if generation < 0:
             return None
-        anchor = await self._anchor(generation, first)
-        whole = _whole(await handler.history(anchor.pending_id), field, generation)
-        if whole is None:
+        found = await self._history(generation)
+        kept = None if found is None else _whole(found, "output", generation)
+        return None if kept is None else kept[0]
+
+    async def latest(self) -> Paused | None:
+        """The last generation kept: kept whole, or its draft (the writer keeping it stopped,
+        or is still opening its requests); ``None`` when none was."""
+        generation = await self._generation()
+        if generation < 0:
+            return None
+        history = await self._history(generation)
+        if history is None:
+            return None
+        kept = _whole(history, "state", generation)
+        if kept is not None:
+            text, entry = kept
+            pending = list(entry["pending"])
+            return Paused(generation, text, [p is not None for p in pending], pending)
+        text, entry = _whole(history, "draft", generation) or ("", {})
+        return Paused(generation, text, list(entry["asked"]), None) if entry else None
+
+    async def _history(self, generation: int) -> list[dict[str, Any]] | None:
+        """The history of the anchor of ``generation``, a kept one; ``None`` when it went past
+        the store's retention."""
+        handler = self.asker.handler
+        anchor = await self._anchor(generation)
+        history = await handler.history(anchor.pending_id)
+        if not any(entry.get("type") == "saved" for entry in history):
             # The anchor went past the store's retention: the look made it anew, and
             # withdraws it at once.
             await handler.arelease(anchor.pending_id)
             return None
-        text, entry = whole
-        return generation, text, entry
+        return history
 
     async def _generation(self) -> int:
         """The last generation kept, or -1."""
@@ -174,9 +239,9 @@ class SavedRuns:
             start += GENERATIONS  # every one of these was kept: the run went on past them
         return generation
 
-    async def _anchor(self, generation: int, first: Pause | None) -> PendingInput:
+    async def _anchor(self, generation: int) -> PendingInput:
         """The anchor request of ``generation``, a kept one, read by its key."""
-        placeholder = first or Pause("", "approval", "openai_agents.run", {})
+        placeholder = Pause("", "approval", "openai_agents.run", {})
         try:
             return await self.asker.open(self.anchor(generation, placeholder))
         except KeyConflictError as named:
