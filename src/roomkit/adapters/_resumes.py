@@ -9,7 +9,7 @@ The ledger's clock is the store's (:func:`ledger_now`), which every process shar
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from roomkit.adapters._claims import ledger_name
@@ -51,21 +51,32 @@ class Resumes:
         until = None if lease is None else ledger_now(self.handler) + lease
         return await self.handler.ledger.spend_once(ledger_name("resume", name), until=until)
 
-    async def resume_once(self, name: str, resume: Callable[[], Awaitable[T]]) -> T | None:
+    async def resume_once(
+        self, name: str | Sequence[str], resume: Callable[[], Awaitable[T]]
+    ) -> T | None:
         """Run ``resume`` as the one resumer of the resume ``name``; ``None`` when another
         holds it or finished it.
 
-        The claim lasts :data:`LEASE` seconds while ``resume`` runs, is given back when it
-        fails, and is kept for good when it returns (the run moved on).
+        ``name`` may be several names, the pauses one resume answers together: each is
+        claimed in turn, and the resume runs only when this resumer holds them all (one held
+        by another gives back those taken, and returns ``None``). The claims last
+        :data:`LEASE` seconds while ``resume`` runs, are given back when it fails, and are
+        kept for good when it returns (the run moved on).
         """
-        if not await self.claim(name, lease=LEASE):
-            return None
+        names = [name] if isinstance(name, str) else sorted(set(name))
+        taken: list[str] = []
         try:
+            for each in names:
+                if not await self.claim(each, lease=LEASE):
+                    await self._give_back(taken)
+                    return None
+                taken.append(each)
             result = await resume()
         except BaseException:
-            await self.unclaim(name)
+            await self._give_back(taken)
             raise
-        await self.keep_claim(name)
+        for each in taken:
+            await self.keep_claim(each)
         return result
 
     async def keep_claim(self, name: str) -> None:
@@ -76,3 +87,8 @@ class Resumes:
     async def unclaim(self, name: str) -> None:
         """Give the resume ``name`` back (the resume failed before the run moved on)."""
         await self.handler.ledger.refund_spent(ledger_name("resume", name))
+
+    async def _give_back(self, names: list[str]) -> None:
+        """Give back the claims ``names``, taken for a resume that is not going on."""
+        for name in names:
+            await self.unclaim(name)

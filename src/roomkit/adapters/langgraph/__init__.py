@@ -167,16 +167,18 @@ async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -
                 looked.append((interrupt, pauses, verdicts))
         if any(verdict is None for _, _, verdicts in looked for verdict in verdicts):
             return await _open_ids(asker, looked)
-        # The claim names the checkpoint the thread stopped at: it stays the same while a
-        # resumer is inside the step, whose finished tasks' writes already hide their
-        # interrupts from another resumer reading the thread.
-        claim = pause_key("lg", thread, str(state.config["configurable"]["checkpoint_id"]))
         answers = {
             interrupt.id: resume_value(thread, interrupt, pauses, verdicts)  # type: ignore[arg-type]
             for interrupt, pauses, verdicts in looked
         }
+        # One claim per interrupt, under the checkpoint the thread stopped at: a resumer
+        # inside the step holds every interrupt it answers, though the thread already hides
+        # those of its finished tasks from another resumer; and a node's next interrupt,
+        # raised at the same checkpoint once its first is answered, is claimed anew.
+        checkpoint = str(state.config["configurable"]["checkpoint_id"])
+        claims = [pause_key("lg", thread, checkpoint, str(each)) for each in answers]
         out = await asker.resumes.resume_once(
-            claim, functools.partial(_resumed, graph, answers, config, thread)
+            claims, functools.partial(_resumed, graph, answers, config, thread)
         )
         if out is None:
             return []
