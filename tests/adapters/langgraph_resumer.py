@@ -1,7 +1,9 @@
-"""Resumers in a process of their own: ``python langgraph_resumer.py FOLDER [parallel]``.
+"""Resumers in a process of their own: ``python langgraph_resumer.py FOLDER [parallel|next]``.
 
 By default its graph's node holds a tool call, then kills this process (SIGKILL) when it
 runs: the resumer dies after it claimed the resume and before the thread moved on. With
+``next`` the held node finishes and the node after it kills this process once the held node's
+step is checkpointed: the resumer dies once the thread moved on, before its next stop. With
 ``parallel`` its graph holds two calls in one step; the second call's node, resumed, says
 ``inside`` on stdout once the first node's writes are saved and waits for a line on stdin:
 the thread is mid-step, another resumer may look at it, and then this one finishes.
@@ -55,6 +57,29 @@ def build(saver: Any, ran: Path, *, die: bool) -> Any:
     return graph.compile(checkpointer=saver)
 
 
+def build_two_steps(
+    saver: Any, ran: Path, *, die: Callable[[], Awaitable[None]] | None = None
+) -> Any:
+    """A graph holding one call in node ``hold``, then running node ``after``; each writes
+    its name to ``ran`` once it ran, and ``after`` first awaits ``die`` when given."""
+
+    def hold(state: State) -> State:
+        decision = interrupt({"type": "tool_approval", "name": "wire", "args": {"amount": 5}})
+        with ran.open("a") as written:
+            written.write("hold\n")
+        return {"decision": decision}
+
+    async def after(state: State) -> State:
+        if die is not None:
+            await die()
+        with ran.open("a") as written:
+            written.write("after\n")
+        return {}
+
+    graph = StateGraph(State).add_sequence([hold, after])
+    return graph.add_edge(START, "hold").add_edge("after", END).compile(checkpointer=saver)
+
+
 def build_parallel(
     saver: Any, ran: Path, *, stay: Callable[[], Awaitable[None]] | None = None
 ) -> Any:
@@ -89,6 +114,18 @@ def build_parallel(
     return graph.compile(checkpointer=saver)
 
 
+class DecidedSaver(AsyncSqliteSaver):
+    """LangGraph's SQLite saver, telling when a checkpoint holding the decision is saved."""
+
+    decided: asyncio.Event
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        saved = await super().aput(config, checkpoint, metadata, new_versions)
+        if "decision" in checkpoint["channel_values"]:
+            self.decided.set()
+        return saved
+
+
 class WatchedSaver(AsyncSqliteSaver):
     """LangGraph's SQLite saver, telling when node ``a``'s writes are saved."""
 
@@ -121,6 +158,16 @@ async def main(folder: Path, graph_kind: str) -> None:
 
             graph = build_parallel(saver, ran, stay=stay)
             print(await lg.resume(graph, CONFIG, handler=handler), flush=True)
+    elif graph_kind == "next":
+        async with DecidedSaver.from_conn_string(str(folder / "graph.db")) as saver:
+            saver.decided = asyncio.Event()
+
+            async def die() -> None:
+                await saver.decided.wait()
+                os.kill(os.getpid(), signal.SIGKILL)
+
+            graph = build_two_steps(saver, ran, die=die)
+            await lg.resume(graph, CONFIG, handler=handler)
     else:
         async with AsyncSqliteSaver.from_conn_string(str(folder / "graph.db")) as saver:
             graph = build(saver, ran, die=True)

@@ -65,3 +65,81 @@ async def test_a_node_interrupting_twice_is_resumed_at_each_interrupt(
     assert state.interrupts == ()
     assert state.values == {"colour": "blue", "decision": {"type": "approve"}}
     assert ran == ["answered blue", "answered blue", "decided"]
+
+
+async def test_a_thread_whose_resumer_died_past_the_pause_is_continued_once(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL once the resume moved the thread past its pause, before its next stop: the
+    thread kept tasks to run and no interrupt, so every later resume returned ``[]`` and
+    the rest of the graph never ran. Once the dead resumer's lease lapses (on the store's
+    clock), a resumer continues it from its last checkpoint, once."""
+    import signal
+    import sys
+    import time
+
+    from tests.adapters.langgraph_resumer import CONFIG as CRASH
+    from tests.adapters.langgraph_resumer import build_two_steps
+
+    from roomkit.stores.sqlite import SQLiteStore
+
+    ran = tmp_path / "ran.txt"
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+        graph = build_two_steps(saver, ran)
+        (held,) = await lg.start(graph, {}, CRASH, handler=handler)
+        assert await handler.aresolve(held, approve(), by="alice")
+    script = Path(__file__).with_name("langgraph_resumer.py")
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(tmp_path), "next", cwd=Path(__file__).parents[2]
+    )
+    assert await child.wait() == -signal.SIGKILL
+    later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 301)
+    try:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
+            graph = build_two_steps(saver, ran)
+            assert await lg.resume(graph, CRASH, handler=handler) == []
+            assert ran.read_text() == "hold\n"  # the dead resumer's lease still holds
+            both = await asyncio.gather(
+                lg.resume(graph, CRASH, handler=HumanInputHandler(store=later)),
+                lg.resume(graph, CRASH, handler=HumanInputHandler(store=later)),
+            )
+            assert both == [[], []]
+            assert await lg.resume(graph, CRASH, handler=HumanInputHandler(store=later)) == []
+            state = await graph.aget_state(CRASH)
+    finally:
+        await later.close()
+        await store.close()
+    assert ran.read_text() == "hold\nafter\n"
+    assert state.tasks == ()
+    assert state.values["decision"] == {"type": "approve"}
+
+
+async def test_a_thread_stopped_at_a_static_breakpoint_is_left_there(
+    handler: HumanInputHandler,
+) -> None:
+    """A thread stopped by ``interrupt_before`` has tasks left and no interrupt, as a cut one
+    has: no resume of roomkit's moved it, so resume leaves it to the application."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    ran: list[str] = []
+
+    def step(name: str) -> Any:
+        def node(state: State) -> State:
+            ran.append(name)
+            return {}
+
+        return node
+
+    graph = StateGraph(State)
+    graph.add_node("first", step("first"))
+    graph.add_node("second", step("second"))
+    graph.add_edge(START, "first")
+    graph.add_edge("first", "second")
+    graph.add_edge("second", END)
+    app = graph.compile(checkpointer=InMemorySaver(), interrupt_before=["second"])
+    assert await lg.start(app, {}, CONFIG, handler=handler) == []
+    assert await lg.resume(app, CONFIG, handler=handler) == []
+    assert ran == ["first"]
+    assert (await app.aget_state(CONFIG)).next == ("second",)

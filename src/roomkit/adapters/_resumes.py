@@ -84,6 +84,11 @@ class Resumes:
         coming after the lease would find the same settled pause and continue it again."""
         await self.handler.ledger.record_spent(ledger_name("resume", name), until=None)
 
+    async def held(self, name: str) -> bool:
+        """Whether the resume ``name`` is claimed (within its lease) or kept for good."""
+        entry = ledger_name("resume", name)
+        return entry in await self.handler.ledger.read_spent([entry])
+
     async def unclaim(self, name: str) -> None:
         """Give the resume ``name`` back (the resume failed before the run moved on)."""
         await self.handler.ledger.refund_spent(ledger_name("resume", name))

@@ -30,6 +30,7 @@ from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_names, tool_schemas
+from roomkit.adapters.langgraph._moving import continued, cut, moving
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.tools.human_input import HumanInputHandler
@@ -157,6 +158,12 @@ async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -
     thread, schemas = _thread(config, "langgraph"), tool_schemas(graph)
     while True:
         state = await graph.aget_state(config)
+        checkpoint = str(state.config["configurable"].get("checkpoint_id"))
+        if await cut(asker.resumes, state, thread):
+            go_on = functools.partial(continued, graph, config, checkpoint)
+            if await moving(asker.resumes, thread, (), go_on) is None:
+                return []
+            continue
         if not state.interrupts:
             return []
         asked = [(i, pauses_of(thread, i, schemas)) for i in state.interrupts]
@@ -175,11 +182,9 @@ async def _settle_or_open(graph: Any, config: Mapping[str, Any], asker: Asker) -
         # inside the step holds every interrupt it answers, though the thread already hides
         # those of its finished tasks from another resumer; and a node's next interrupt,
         # raised at the same checkpoint once its first is answered, is claimed anew.
-        checkpoint = str(state.config["configurable"]["checkpoint_id"])
         claims = [pause_key("lg", thread, checkpoint, str(each)) for each in answers]
-        out = await asker.resumes.resume_once(
-            claims, functools.partial(_resumed, graph, answers, config, thread)
-        )
+        resume = functools.partial(_resumed, graph, answers, config, thread)
+        out = await moving(asker.resumes, thread, claims, resume)
         if out is None:
             return []
 
