@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, TypedDict
 
+import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
@@ -143,3 +144,42 @@ async def test_a_thread_stopped_at_a_static_breakpoint_is_left_there(
     assert await lg.resume(app, CONFIG, handler=handler) == []
     assert ran == ["first"]
     assert (await app.aget_state(CONFIG)).next == ("second",)
+
+
+async def test_two_starts_of_one_thread_at_once_run_the_graph_once(
+    handler: HumanInputHandler,
+) -> None:
+    """A start while another runs the graph raised nothing: both ran the model node, whose
+    calls differ, and people were asked about both. The second now raises
+    ``RunUnderWayError``, and re-attaches once the first stopped."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from roomkit.core.exceptions import RunUnderWayError
+
+    inside, go_on = asyncio.Event(), asyncio.Event()
+    ran: list[str] = []
+
+    async def model(state: State) -> State:
+        ran.append("model")
+        if len(ran) == 1:  # the first start stays inside its run until told
+            inside.set()
+            await go_on.wait()
+        return {"colour": f"colour {len(ran)}"}
+
+    def hold(state: State) -> State:
+        call = {"type": "tool_approval", "name": "paint", "args": {"c": state["colour"]}}
+        return {"decision": interrupt(call)}
+
+    graph = StateGraph(State).add_sequence([model, hold])
+    app = graph.add_edge(START, "model").add_edge("hold", END).compile(InMemorySaver())
+    first = asyncio.create_task(lg.start(app, {}, CONFIG, handler=handler))
+    await inside.wait()
+    try:
+        with pytest.raises(RunUnderWayError, match="nothing was run and nobody was asked"):
+            await lg.start(app, {}, CONFIG, handler=handler)
+    finally:
+        go_on.set()
+    (held,) = await first
+    assert await lg.start(app, {}, CONFIG, handler=handler) == [held]
+    assert ran == ["model"]
+    assert [request.pending_id for request in await handler.list_pending()] == [held]

@@ -28,11 +28,12 @@ from pydantic import ValidationError
 from roomkit.adapters._asking import all_at_once, asking, one_stop
 from roomkit.adapters._keys import checked_name, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
+from roomkit.adapters._resumes import LEASE
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_names, tool_schemas
-from roomkit.adapters.langgraph._moving import continued, cut, moving
+from roomkit.adapters.langgraph._moving import alone, continued, cut, moving
 from roomkit.adapters.options import AskOptions
-from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.core.exceptions import InvalidAnswerError, RunUnderWayError
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CHANNEL", "resume", "run", "start"]
@@ -108,16 +109,38 @@ async def start(
 
     A thread already stopped at interrupts (a ``start`` run again after a crash) is not
     run again with ``input``: its requests are re-attached to, and nobody is asked twice.
+    Two starts of one thread at the same moment run the graph once: the other raises
+    :class:`~roomkit.core.exceptions.RunUnderWayError` while the first runs, and
+    re-attaches to its requests once it stopped.
 
     Raises:
         TypeError, ValueError: as :func:`run`, before the graph runs.
+        RunUnderWayError: another start, or a resume, is moving the thread on (nothing was
+            run).
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
-    _thread(config, "langgraph.start()")  # before the graph runs: its requests name it
+    thread = _thread(config, "langgraph.start()")  # before the graph runs: its requests name it
     warn_unmatched(asker.rules, tool_names(graph), where="langgraph.start()")
-    if not (await _kept_state(graph, config, "langgraph.start()")).interrupts:
-        await graph.ainvoke(input, config, version="v2")
+    state = await _kept_state(graph, config, "langgraph.start()")
+    if not state.interrupts:
+        seen = state.config.get("configurable", {}).get("checkpoint_id")
+        ran = await alone(asker.resumes, thread, lambda: _first_run(graph, input, config, seen))
+        if not ran and not (await graph.aget_state(config)).interrupts:
+            raise RunUnderWayError(
+                f"another start() or resume() of thread {thread!r} is running the graph: "
+                "nothing was run and nobody was asked; start() it again once that one "
+                "returned (it then re-attaches to the thread's requests), or, if that one "
+                f"died, once its claim lapses ({LEASE:.0f} seconds after it began)"
+            )
     return await _settle_or_open(graph, config, asker)
+
+
+async def _first_run(graph: Any, input: Any, config: Mapping[str, Any], seen: Any) -> None:
+    """``graph`` run with ``input`` on the thread, unless the thread moved on since it was
+    seen at checkpoint ``seen`` (another start ran it meanwhile)."""
+    state = await graph.aget_state(config)
+    if state.config.get("configurable", {}).get("checkpoint_id") == seen:
+        await graph.ainvoke(input, config, version="v2")
 
 
 async def resume(

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._resumes import LEASE, Resumes
 
-__all__ = ["continued", "cut", "moving"]
+__all__ = ["alone", "continued", "cut", "moving"]
 
 T = TypeVar("T")
 
@@ -48,6 +48,19 @@ async def moving(
         await resumes.unclaim(mark)
         await resumes.unclaim(lease)
     return out
+
+
+async def alone(resumes: Resumes, thread: str, run: Callable[[], Awaitable[None]]) -> bool:
+    """``run`` as the one caller holding ``thread`` (a start running its graph); ``False``
+    when another holds it, a start or a resume moving the thread on."""
+    lease = _names(thread)[1]
+    if not await resumes.claim(lease, lease=LEASE):
+        return False
+    try:
+        await run()
+    finally:
+        await resumes.unclaim(lease)
+    return True
 
 
 async def cut(resumes: Resumes, state: Any, thread: str) -> bool:
