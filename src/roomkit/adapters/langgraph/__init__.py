@@ -115,7 +115,7 @@ async def start(
 
     Raises:
         TypeError, ValueError: as :func:`run`, before the graph runs.
-        RunUnderWayError: another start, or a resume, is moving the thread on (nothing was
+        RunUnderWayError: another start of the thread is running the graph (nothing was
             run).
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
@@ -127,7 +127,7 @@ async def start(
         ran = await alone(asker.resumes, thread, lambda: _first_run(graph, input, config, seen))
         if not ran and not (await graph.aget_state(config)).interrupts:
             raise RunUnderWayError(
-                f"another start() or resume() of thread {thread!r} is running the graph: "
+                f"another start() of thread {thread!r} is running the graph: "
                 "nothing was run and nobody was asked; start() it again once that one "
                 "returned (it then re-attaches to the thread's requests), or, if that one "
                 f"died, once its claim lapses ({LEASE:.0f} seconds after it began)"

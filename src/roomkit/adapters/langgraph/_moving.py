@@ -11,7 +11,8 @@ ledger. A resumer that finds a thread with tasks left and no interrupt, still ma
 moving, takes the lease once it lapsed and continues the thread from its last checkpoint, as
 LangGraph continues one after a crash (the node that was cut runs again). A thread stopped
 with tasks left and no such mark (a static breakpoint, ``interrupt_before``) is left as it
-is.
+is. A start running the graph with its input holds a lease of its own, so that two starts
+of one thread run it once.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ async def moving(
 
 
 async def alone(resumes: Resumes, thread: str, run: Callable[[], Awaitable[None]]) -> bool:
-    """``run`` as the one caller holding ``thread`` (a start running its graph); ``False``
-    when another holds it, a start or a resume moving the thread on."""
-    lease = _names(thread)[1]
+    """``run`` as the one start of ``thread`` running its graph; ``False`` when another
+    start holds it. A lease of its own: a start that died holding it keeps other starts
+    out until it lapses, never the resumes of the requests it opened."""
+    lease = pause_key("lg-start", thread)
     if not await resumes.claim(lease, lease=LEASE):
         return False
     try:
