@@ -1,5 +1,6 @@
 """A claim on a SQLite or PostgreSQL outbox that lands while its caller never hears of it
-hands what it took to its owner's next claim, not when its lease lapses.
+hands what it took to its owner's next claim, not when its lease lapses, leased anew as
+long as that claim's: its owner works on them that long, and nobody else takes them meanwhile.
 
 On PostgreSQL a relay lets the claim reach the server, drops the reply and cuts the
 connection: the claim is committed and its caller gets a
@@ -75,9 +76,10 @@ async def test_a_cancelled_claim_that_committed_hands_its_items_to_the_next(
             await first
         assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
         taken = claimed(await outbox.claim(OWNER, 6.0, 60.0, 10, lanes=lanes))
-        assert sorted(taken) == [("p1.remind0", 65.0), ("p1.slack0", 65.0)]
+        assert sorted(taken) == [("p1.remind0", 66.0), ("p1.slack0", 66.0)]
+        assert await outbox.next_due() == 66.0, "the store holds them as long as it says"
         assert await outbox.claim(OWNER, 7.0, 60.0, 10, lanes=lanes) == []
-        assert await outbox.claim("another", 7.0, 60.0, 10, lanes=lanes) == []
+        assert await outbox.claim("another", 65.5, 60.0, 10, lanes=lanes) == []
 
 
 @pytest.mark.parametrize("lanes", LANES)
@@ -93,8 +95,26 @@ async def test_a_claim_whose_reply_was_lost_hands_its_items_to_the_next(
     assert relay.lost.is_set(), "the claim reached the server"
     assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
     taken = claimed(await outbox.claim(OWNER, 6.0, 60.0, 10, lanes=lanes))
-    assert sorted(taken) == [("p1.remind0", 65.0), ("p1.slack0", 65.0)]
+    assert sorted(taken) == [("p1.remind0", 66.0), ("p1.slack0", 66.0)]
+    assert await outbox.next_due() == 66.0, "the store holds them as long as it says"
     assert await outbox.claim(OWNER, 7.0, 60.0, 10, lanes=lanes) == []
+    assert await outbox.claim("another", 65.5, 60.0, 10, lanes=lanes) == []
+
+
+async def test_a_hand_over_whose_reply_was_lost_hands_them_over_at_the_next_claim(
+    relayed: tuple[Relay, PostgresStore],
+) -> None:
+    """Leased anew by the claim that lost its reply too, they come with the one after."""
+    relay, store = relayed
+    outbox = store.outbox
+    await outbox.add([REMIND])
+    for now in (5.0, 6.0):
+        relay.lose_reply_to(OWNER.encode())
+        with pytest.raises(StoreUnavailableError):
+            await outbox.claim(OWNER, now, 60.0, 10)
+        assert relay.lost.is_set(), "the claim reached the server"
+    assert await outbox.next_due() == 66.0, "the hand-over committed: leased anew"
+    assert claimed(await outbox.claim(OWNER, 7.0, 60.0, 10)) == [("p1.remind0", 67.0)]
 
 
 async def test_a_lost_claim_whose_lease_is_over_is_forgotten(

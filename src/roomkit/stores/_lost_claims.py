@@ -6,8 +6,10 @@ transaction ran. The items it leased would then wait out their lease unsent. Eac
 therefore marks the items it takes with a token of its own; one that fails is kept, per
 owner, and that owner's next claim first asks for what it took (the items still leased to
 its token, its lease not over), which come back to the owner then, not when the lease
-lapses. A claim that took nothing, or whose lease is over, is forgotten: the next claim
-takes what is due as any does.
+lapses. On SQLite and PostgreSQL they are leased anew until the end of the claim that
+hands them back: a holder works on what it claimed as long as that claim's lease. A claim
+that took nothing, or whose lease is over, is forgotten: the next claim takes what is due
+as any does.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ class HeardClaims(ClaimingOutbox):
     """An outbox whose claims carry a token, so that an unheard one is handed over later.
 
     The back end takes the items due for a claim, marked with its token (``_take``), and
-    reads the items a token took that are still leased to it (``_taken_by``); a subclass
-    sets ``_unanswered`` to an empty dict.
+    hands over the items a lost claim's token took that are still leased to it, leased
+    anew to the claim that hands them over (``_taken_by``); a subclass sets
+    ``_unanswered`` to an empty dict.
     """
 
     _unanswered: dict[str, Sent]
@@ -39,17 +42,18 @@ class HeardClaims(ClaimingOutbox):
         lost = self._unanswered.pop(claim.owner, None)
         if lost is not None and lost[0].until > claim.now:
             # Nothing more: only what its first run took, if it ran.
-            taken = await self._heard(lost, again=True)
+            taken = await self._heard(lost, handing=claim)
             if taken:
                 return taken
-        return await self._heard((claim, secrets.token_hex(8)), again=False)
+        return await self._heard((claim, secrets.token_hex(8)))
 
-    async def _heard(self, sent: Sent, *, again: bool) -> list[OutboxItem]:
-        """Run ``sent`` (``again``: ask what it took), keeping it when no answer came."""
+    async def _heard(self, sent: Sent, *, handing: Claim | None = None) -> list[OutboxItem]:
+        """Run ``sent`` (with ``handing``: hand what it took to that claim), keeping it when
+        no answer came."""
         claim, token = sent
         try:
-            if again:
-                return await self._taken_by(claim, token)
+            if handing is not None:
+                return await self._taken_by(claim, token, handing)
             return await self._take(claim, token)
         except (StoreUnavailableError, asyncio.CancelledError):
             self._unanswered[claim.owner] = sent
@@ -59,7 +63,7 @@ class HeardClaims(ClaimingOutbox):
         """Lease the items due for ``claim``, each marked with ``token``."""
         raise NotImplementedError
 
-    async def _taken_by(self, claim: Claim, token: str) -> list[OutboxItem]:
-        """The items ``claim`` (run with ``token``) took and still holds, leased until its
-        ``until``; nothing else is taken."""
+    async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
+        """The items ``lost`` (run with ``token``) took and still holds at ``claim.now``,
+        leased anew until ``claim.until``; nothing else is taken."""
         raise NotImplementedError

@@ -72,8 +72,11 @@ class PostgresOutbox(HeardClaims):
             f"UNION ALL SELECT o.item_id FROM ({due} AND {_LANE} <> ALL(%(lanes)s::text[]) "
             f"ORDER BY due LIMIT %(limit)s FOR UPDATE SKIP LOCKED) AS o) RETURNING {COLUMNS}"
         )
-        self._select_taken = (
-            f"SELECT {COLUMNS} FROM {table} WHERE claim = %s AND due = %s AND NOT done"
+        # A lost claim's rows, leased until its lease's end or until that of a later claim
+        # that handed them over without hearing back.
+        self._hand_over = (
+            f"UPDATE {table} SET due = %s WHERE claim = %s AND owner = %s AND NOT done "
+            f"AND due BETWEEN %s AND %s RETURNING {COLUMNS}"
         )
         self._first = (
             f"SELECT MIN(f.due) FROM unnest(%s::text[]) AS l(lane) CROSS JOIN LATERAL ("
@@ -112,8 +115,9 @@ class PostgresOutbox(HeardClaims):
             rows = await self._rows(self._claim_lanes, parameters)
         return [_item(row) for row in rows]
 
-    async def _taken_by(self, claim: Claim, token: str) -> list[OutboxItem]:
-        return [_item(row) for row in await self._rows(self._select_taken, (token, claim.until))]
+    async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
+        parameters = (claim.until, token, lost.owner, lost.until, claim.until)
+        return [_item(row) for row in await self._rows(self._hand_over, parameters)]
 
     async def renew(
         self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None

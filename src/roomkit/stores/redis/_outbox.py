@@ -334,9 +334,9 @@ class RedisOutbox(HeardClaims):
         async with self._server():
             return int(await self._add(keys=keys, args=[f".{ENDING}", *item_args(items)]))
 
-    async def _taken_by(self, claim: Claim, token: str) -> list[OutboxItem]:
+    async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
         # The claim's script hands over what its token took first; it takes no more here.
-        return await self._take(claim._replace(limit=0, lanes={}), token)
+        return await self._take(lost._replace(limit=0, lanes={}), token)
 
     async def _take(self, claim: Claim, token: str) -> list[OutboxItem]:
         owner, now, until, limit, lanes = claim

@@ -91,8 +91,13 @@ def _claim(where: str = "") -> str:
 
 
 _CLAIM_LANE = _claim(f" AND {_LANE} = ?")
-_TAKEN_BY = f"SELECT {COLUMNS} FROM roomkit_outbox WHERE claim = ? AND due = ? AND done = 0"
-"""The rows a claim (its token) leased until its lease's end (and holds still)."""
+_TAKEN_BY = (
+    "UPDATE roomkit_outbox SET due = ? WHERE claim = ? AND owner = ? AND done = 0 "
+    f"AND due BETWEEN ? AND ? RETURNING {COLUMNS}"
+)
+"""Lease anew (until the first parameter) the rows a lost claim (its token, its owner) took
+and holds still: leased until its lease's end, or until a later claim's that handed them
+over without hearing back (the last two parameters)."""
 _FIRST = f"SELECT due FROM roomkit_outbox WHERE done = 0 AND {_LANE} = ? ORDER BY due LIMIT 1"
 
 
@@ -140,9 +145,13 @@ class SQLiteOutbox(Part, HeardClaims):
 
         return await self._change(take)
 
-    async def _taken_by(self, claim: Claim, token: str) -> list[OutboxItem]:
-        (rows,) = await self._read([(_TAKEN_BY, (token, claim.until))])
-        return [item_from_row(row) for row in rows]
+    async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
+        parameters = (claim.until, token, lost.owner, lost.until, claim.until)
+
+        def hand_over(db: sqlite3.Connection) -> list[OutboxItem]:
+            return [item_from_row(row) for row in query(db, _TAKEN_BY, parameters)]
+
+        return await self._change(hand_over)
 
     async def renew(
         self, item_id: str, owner: str, until: float, *, receipt: dict[str, Any] | None = None
