@@ -56,6 +56,10 @@ from roomkit.providers.ai.base import AIProvider, AIResponse
 from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools.human_input import ASK_USER_QUESTION
 
+OPENED: list[World] = []
+"""Every world made since the running test began, in order: the test's fixture closes them
+when it ends (see ``conftest``)."""
+
 SECRET = "a2a-tests-secret-0123456789abcdef0123"
 BASE = "http://agent.test"
 SIGNING = "whsec_" + base64.b64encode(b"a2a-push-signing-secret!").decode()
@@ -153,7 +157,9 @@ class World:
         self.tasks = tasks if tasks is not None else InMemoryTaskStore()
         self.configs = InMemoryPushNotificationConfigStore()
         """Where the push configs are kept."""
+        self._served: list[DefaultRequestHandler] = []
         self.serve(self.configs)
+        OPENED.append(self)
 
     def serve(self, configs: PushNotificationConfigStore) -> None:
         """Serve the routes with ``configs`` as the request handler's config store."""
@@ -162,6 +168,7 @@ class World:
         requests = DefaultRequestHandler(self.executor, tasks, CARD, push_config_store=configs)
         self.requests = requests
         """The SDK's request handler the routes serve."""
+        self._served.append(requests)
         routes = Starlette(
             routes=create_agent_card_routes(CARD)
             + create_jsonrpc_routes(requests, rpc_url="/rpc")
@@ -170,9 +177,10 @@ class World:
         self.app = A2AGate(routes, handler=self.handler, secret=SECRET)
 
     async def close(self) -> None:
-        """Stop the SDK's work for the tasks it holds (the tasks waiting for input too), then
-        close the kit."""
-        await self.requests.aclose()
+        """Stop the SDK's work for the tasks it holds (the tasks waiting for input too), in
+        every request handler it served, then close the kit; idempotent."""
+        for requests in self._served:
+            await requests.aclose()
         await self.kit.close()
 
     async def _send(self, name: str, arguments: dict[str, Any]) -> str:
