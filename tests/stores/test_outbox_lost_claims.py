@@ -26,7 +26,7 @@ from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.test_reassignment_kills import through
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores.outbox import OutboxItem
+from roomkit.stores.outbox import Outbox, OutboxItem
 from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.sqlite import SQLiteStore
 
@@ -53,6 +53,26 @@ def claimed(items: list[OutboxItem]) -> list[tuple[str, float]]:
     return [(item.item_id, item.due) for item in items]
 
 
+async def lose_reply(
+    relay: Relay, store: PostgresStore, now: float, lanes: Mapping[str, int] | None = None
+) -> None:
+    """A claim of :data:`OWNER` at ``now`` that reaches the server, whose reply is lost."""
+    relay.lose_reply_to(OWNER.encode())
+    with pytest.raises(StoreUnavailableError):
+        await store.outbox.claim(OWNER, now, 60.0, 10, lanes=lanes)
+    assert relay.lost.is_set(), "the claim reached the server"
+
+
+async def hands_both_over(outbox: Outbox, lanes: Mapping[str, int] | None) -> None:
+    """Leased at 5.0 by a claim never heard of, both items come to :data:`OWNER`'s claim at
+    6.0, leased as long as it: nobody takes them until then, they do not come again."""
+    taken = claimed(await outbox.claim(OWNER, 6.0, 60.0, 10, lanes=lanes))
+    assert sorted(taken) == [("p1.remind0", 66.0), ("p1.slack0", 66.0)]
+    assert await outbox.next_due() == 66.0, "the store holds them as long as it says"
+    assert await outbox.claim(OWNER, 7.0, 60.0, 10, lanes=lanes) == []
+    assert await outbox.claim("another", 65.5, 60.0, 10, lanes=lanes) == []
+
+
 @pytest.fixture
 async def relayed(postgres_server: PostgresServer) -> AsyncIterator[tuple[Relay, PostgresStore]]:
     """A PostgreSQL store reaching its server through a relay."""
@@ -75,11 +95,7 @@ async def test_a_cancelled_claim_that_committed_hands_its_items_to_the_next(
         with pytest.raises(asyncio.CancelledError):
             await first
         assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
-        taken = claimed(await outbox.claim(OWNER, 6.0, 60.0, 10, lanes=lanes))
-        assert sorted(taken) == [("p1.remind0", 66.0), ("p1.slack0", 66.0)]
-        assert await outbox.next_due() == 66.0, "the store holds them as long as it says"
-        assert await outbox.claim(OWNER, 7.0, 60.0, 10, lanes=lanes) == []
-        assert await outbox.claim("another", 65.5, 60.0, 10, lanes=lanes) == []
+        await hands_both_over(outbox, lanes)
 
 
 @pytest.mark.parametrize("lanes", LANES)
@@ -89,16 +105,9 @@ async def test_a_claim_whose_reply_was_lost_hands_its_items_to_the_next(
     relay, store = relayed
     outbox = store.outbox
     await outbox.add([REMIND, SLACK])
-    relay.lose_reply_to(OWNER.encode())
-    with pytest.raises(StoreUnavailableError):
-        await outbox.claim(OWNER, 5.0, 60.0, 10, lanes=lanes)
-    assert relay.lost.is_set(), "the claim reached the server"
+    await lose_reply(relay, store, 5.0, lanes)
     assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
-    taken = claimed(await outbox.claim(OWNER, 6.0, 60.0, 10, lanes=lanes))
-    assert sorted(taken) == [("p1.remind0", 66.0), ("p1.slack0", 66.0)]
-    assert await outbox.next_due() == 66.0, "the store holds them as long as it says"
-    assert await outbox.claim(OWNER, 7.0, 60.0, 10, lanes=lanes) == []
-    assert await outbox.claim("another", 65.5, 60.0, 10, lanes=lanes) == []
+    await hands_both_over(outbox, lanes)
 
 
 async def test_a_hand_over_whose_reply_was_lost_hands_them_over_at_the_next_claim(
@@ -106,15 +115,11 @@ async def test_a_hand_over_whose_reply_was_lost_hands_them_over_at_the_next_clai
 ) -> None:
     """Leased anew by the claim that lost its reply too, they come with the one after."""
     relay, store = relayed
-    outbox = store.outbox
-    await outbox.add([REMIND])
-    for now in (5.0, 6.0):
-        relay.lose_reply_to(OWNER.encode())
-        with pytest.raises(StoreUnavailableError):
-            await outbox.claim(OWNER, now, 60.0, 10)
-        assert relay.lost.is_set(), "the claim reached the server"
-    assert await outbox.next_due() == 66.0, "the hand-over committed: leased anew"
-    assert claimed(await outbox.claim(OWNER, 7.0, 60.0, 10)) == [("p1.remind0", 67.0)]
+    await store.outbox.add([REMIND])
+    for now in (5.0, 6.0):  # the claim, then the claim it hands its items to
+        await lose_reply(relay, store, now)
+    assert await store.outbox.next_due() == 66.0, "the hand-over committed: leased anew"
+    assert claimed(await store.outbox.claim(OWNER, 7.0, 60.0, 10)) == [("p1.remind0", 67.0)]
 
 
 async def test_a_lost_claim_whose_lease_is_over_is_forgotten(
@@ -124,9 +129,7 @@ async def test_a_lost_claim_whose_lease_is_over_is_forgotten(
     relay, store = relayed
     outbox = store.outbox
     await outbox.add([REMIND])
-    relay.lose_reply_to(OWNER.encode())
-    with pytest.raises(StoreUnavailableError):
-        await outbox.claim(OWNER, 5.0, 60.0, 10)
+    await lose_reply(relay, store, 5.0)
     assert claimed(await outbox.claim(OWNER, 70.0, 60.0, 10)) == [("p1.remind0", 130.0)]
 
 
