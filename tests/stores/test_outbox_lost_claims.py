@@ -1,13 +1,14 @@
-"""A claim on a SQLite or PostgreSQL outbox that lands while its caller never hears of it
-hands what it took to its owner's next claim, not when its lease lapses, leased anew as
-long as that claim's: its owner works on them that long, and nobody else takes them meanwhile.
+"""A claim on a SQLite, PostgreSQL or Redis outbox that lands while its caller never hears
+of it hands what it took to its owner's next claim, not when its lease lapses, leased anew
+as long as that claim's: its owner works on them that long, and nobody else takes them
+meanwhile.
 
-On PostgreSQL a relay lets the claim reach the server, drops the reply and cuts the
-connection: the claim is committed and its caller gets a
-:class:`~roomkit.core.exceptions.StoreUnavailableError`. SQLite has no wire to cut: the
-claim's caller is cancelled as its transaction goes to the store's thread (by the store's
-clock, read just before the transaction's BEGIN), so the transaction commits and the caller
-hears only the cancellation. (Redis: ``test_redis_lost_replies``.)
+On PostgreSQL and Redis a relay lets the claim reach the server, drops the reply and cuts
+the connection: the claim is committed and its caller gets a
+:class:`~roomkit.core.exceptions.StoreUnavailableError` (the Redis client tries no second
+time). SQLite has no wire to cut: the claim's caller is cancelled as its transaction goes
+to the store's thread (by the store's clock, read just before the transaction's BEGIN), so
+the transaction commits and the caller hears only the cancellation.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from tests.postgres_server import PostgresServer
+from tests.servers.redis_server import RedisServer
+from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.stores.postgres_kit import new_schema
 from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.test_reassignment_kills import through
@@ -28,12 +34,14 @@ from tests.tools.human_input.stores.test_reassignment_kills import through
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.outbox import Outbox, OutboxItem
 from roomkit.stores.postgres import PostgresStore
+from roomkit.stores.redis import RedisStore
 from roomkit.stores.sqlite import SQLiteStore
 
 OWNER = "owner-lost-reply"
 REMIND = OutboxItem("p1.remind0", "p1", 0.0, {"job": "remind"}, created=0.0)
 SLACK = OutboxItem("p1.slack0", "p1", 0.0, {"surface": "slack", "to": "ann"}, created=0.0)
 LANES: list[Mapping[str, int] | None] = [None, {"slack": 1}]
+Relayed = tuple[Relay, PostgresStore | RedisStore]
 
 
 class CancellingClock:
@@ -54,7 +62,10 @@ def claimed(items: list[OutboxItem]) -> list[tuple[str, float]]:
 
 
 async def lose_reply(
-    relay: Relay, store: PostgresStore, now: float, lanes: Mapping[str, int] | None = None
+    relay: Relay,
+    store: PostgresStore | RedisStore,
+    now: float,
+    lanes: Mapping[str, int] | None = None,
 ) -> None:
     """A claim of :data:`OWNER` at ``now`` that reaches the server, whose reply is lost."""
     relay.lose_reply_to(OWNER.encode())
@@ -73,13 +84,28 @@ async def hands_both_over(outbox: Outbox, lanes: Mapping[str, int] | None) -> No
     assert await outbox.claim("another", 65.5, 60.0, 10, lanes=lanes) == []
 
 
-@pytest.fixture
-async def relayed(postgres_server: PostgresServer) -> AsyncIterator[tuple[Relay, PostgresStore]]:
-    """A PostgreSQL store reaching its server through a relay."""
-    async with Relay(postgres_server.port) as relay:
-        dsn = through(postgres_server.dsn, relay.port)
-        async with PostgresStore(dsn, schema=new_schema()) as store:
-            yield relay, store
+@pytest.fixture(params=["postgres", "redis"])
+async def relayed(request: pytest.FixtureRequest) -> AsyncIterator[Relayed]:
+    """A PostgreSQL or Redis store reaching its server through a relay."""
+    if request.param == "postgres":
+        postgres: PostgresServer = request.getfixturevalue("postgres_server")
+        async with Relay(postgres.port) as relay:
+            dsn = through(postgres.dsn, relay.port)
+            async with PostgresStore(dsn, schema=new_schema()) as store:
+                yield relay, store
+        return
+    redis: RedisServer = request.getfixturevalue("redis_server")
+    async with Relay(redis.port) as relay:
+        client = Redis.from_url(relay.url, retry=Retry(NoBackoff(), 0))
+        try:
+            async with RedisStore(client=client, prefix=fresh_prefix()) as store:
+                # The server learns the claims' scripts now: the reply a test loses is a
+                # claim's, not the server's word that it does not know the script yet.
+                for lanes in (None, {}):
+                    await store.outbox.claim("warm-up", 0.0, 60.0, 10, lanes=lanes)
+                yield relay, store
+        finally:
+            await client.aclose()
 
 
 @pytest.mark.parametrize("lanes", LANES)
@@ -100,7 +126,7 @@ async def test_a_cancelled_claim_that_committed_hands_its_items_to_the_next(
 
 @pytest.mark.parametrize("lanes", LANES)
 async def test_a_claim_whose_reply_was_lost_hands_its_items_to_the_next(
-    relayed: tuple[Relay, PostgresStore], lanes: Mapping[str, int] | None
+    relayed: Relayed, lanes: Mapping[str, int] | None
 ) -> None:
     relay, store = relayed
     outbox = store.outbox
@@ -111,7 +137,7 @@ async def test_a_claim_whose_reply_was_lost_hands_its_items_to_the_next(
 
 
 async def test_a_hand_over_whose_reply_was_lost_hands_them_over_at_the_next_claim(
-    relayed: tuple[Relay, PostgresStore],
+    relayed: Relayed,
 ) -> None:
     """Leased anew by the claim that lost its reply too, they come with the one after."""
     relay, store = relayed
@@ -123,7 +149,7 @@ async def test_a_hand_over_whose_reply_was_lost_hands_them_over_at_the_next_clai
 
 
 async def test_a_lost_claim_whose_lease_is_over_is_forgotten(
-    relayed: tuple[Relay, PostgresStore],
+    relayed: Relayed,
 ) -> None:
     """Its items are due again for everyone: the owner's next claim takes them as new."""
     relay, store = relayed

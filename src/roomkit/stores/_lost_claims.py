@@ -6,10 +6,9 @@ transaction ran. The items it leased would then wait out their lease unsent. Eac
 therefore marks the items it takes with a token of its own; one that fails is kept, per
 owner, and that owner's next claim first asks for what it took (the items still leased to
 its token, its lease not over), which come back to the owner then, not when the lease
-lapses. On SQLite and PostgreSQL they are leased anew until the end of the claim that
-hands them back: a holder works on what it claimed as long as that claim's lease. A claim
-that took nothing, or whose lease is over, is forgotten: the next claim takes what is due
-as any does.
+lapses. They are leased anew until the end of the claim that hands them back: a holder
+works on what it claimed as long as that claim's lease. A claim that took nothing, or whose
+lease is over, is forgotten: the next claim takes what is due as any does.
 """
 
 from __future__ import annotations

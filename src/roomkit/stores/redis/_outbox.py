@@ -14,12 +14,13 @@ Every change is one script, so a claim is a check-and-set among every process on
 server. A claim marks the items it takes with a token of its own: sent again after its
 reply was lost, it hands over the items its first run took and takes no more. One that
 failed (the server killed as it answered, and still away when the client tried again) is
-sent so once more before its owner's next claim: what it took comes back to its owner then,
-not when its lease lapses. A postponement carries a token
-(:mod:`~roomkit.stores.redis._once`) so that it counts no second attempt; the other changes
-write the same when run twice. The due set has the last word: a lane's entry whose item is
-done, or due later there, is put right when a claim comes across it. Items recorded before
-lanes were (no ``lane`` field) are given theirs by each outbox's first claim by lanes.
+sent so once more, with its owner's next claim's lease: what it took comes back to its
+owner then, not when its lease lapses, leased as long as that claim's. A postponement
+carries a token (:mod:`~roomkit.stores.redis._once`) so that it counts no second attempt;
+the other changes write the same when run twice. The due set has the last word: a lane's
+entry whose item is done, or due later there, is put right when a claim comes across it.
+Items recorded before lanes were (no ``lane`` field) are given theirs by each outbox's first
+claim by lanes.
 
 Once a request's ending is recorded and none of its items is left to do, its items
 and its set expire after the store's ``outbox_retention_seconds`` (a week by default; the
@@ -98,12 +99,17 @@ end
 
 _TAKEN_BEFORE = """
 -- Sent again after its reply was lost, a claim hands over what its first run took, and
--- takes nothing more: the items leased until its lease's end (ARGV[2]) that carry its
--- token (ARGV[5]).
+-- takes nothing more: the items that carry its token (ARGV[5]), still its owner's
+-- (ARGV[4]), leased from ARGV[6] to its lease's end (ARGV[2]), leased anew until then. Its
+-- owner's next claim after one never heard of sends that one's token and lease's end as
+-- ARGV[5] and ARGV[6]: what it took comes back, leased as long as the claim that hands it
+-- over, and found again when that claim's reply is lost in turn.
 local again = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[2], ARGV[2])) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[6], ARGV[2])) do
   local key = KEYS[1] .. id
-  if redis.call('HGET', key, 'claim') == ARGV[5] then
+  local mark = redis.call('HMGET', key, 'claim', 'owner')
+  if mark[1] == ARGV[5] and mark[2] == ARGV[4] then
+    set_due(key, id, ARGV[2])
     again[#again + 1] = id
     again[#again + 1] = redis.call(
       'HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt'
@@ -114,6 +120,8 @@ if #again > 0 then
   return again
 end
 """
+"""The start of a claim's script (after :data:`_SET_DUE`). ARGV: now, the lease's end, the
+limit, the owner, the token, and the lease's end its items may have been left at."""
 
 _CLAIM = (
     _SET_DUE
@@ -133,7 +141,8 @@ return out
 )
 
 _CLAIM_LANES = (
-    _TAKEN_BEFORE
+    _SET_DUE
+    + _TAKEN_BEFORE
     + """
 local now, out = tonumber(ARGV[1]), {}
 local function take(lane, room)
@@ -153,7 +162,7 @@ local function take(lane, room)
         local key = KEYS[1] .. id
         redis.call('ZADD', KEYS[2], ARGV[2], id)
         redis.call('ZADD', set, ARGV[2], id)
-        redis.call('HSET', key, 'owner', ARGV[3], 'claim', ARGV[5])
+        redis.call('HSET', key, 'owner', ARGV[4], 'claim', ARGV[5])
         out[#out + 1] = id
         out[#out + 1] = redis.call(
           'HMGET', key, 'pending_id', 'body', 'attempts', 'created', 'receipt'
@@ -164,8 +173,8 @@ local function take(lane, room)
   end
   return taken
 end
-local named, rest = {}, tonumber(ARGV[4])
-for i = 6, #ARGV, 2 do
+local named, rest = {}, tonumber(ARGV[3])
+for i = 7, #ARGV, 2 do
   named[ARGV[i]] = true
   take(ARGV[i], tonumber(ARGV[i + 1]))
 end
@@ -180,8 +189,8 @@ end
 return out
 """
 )
-"""A claim by lanes. ARGV: now, the lease's end, the owner, how many to take in the lanes
-not named, the claim's token, then each lane named and how many to take in it."""
+"""A claim by lanes. ARGV: those of :data:`_TAKEN_BEFORE` (the limit: how many to take in the
+lanes not named), then each lane named and how many to take in it."""
 
 _ADOPT = """
 local ids = redis.call('ZRANGE', KEYS[2], ARGV[1], tonumber(ARGV[1]) + 499)
@@ -335,21 +344,24 @@ class RedisOutbox(HeardClaims):
             return int(await self._add(keys=keys, args=[f".{ENDING}", *item_args(items)]))
 
     async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
-        # The claim's script hands over what its token took first; it takes no more here.
-        return await self._take(lost._replace(limit=0, lanes={}), token)
+        # The claim's script hands over what the lost claim's token took first, leased anew
+        # until the claim's lease's end; it takes no more here.
+        return await self._take(claim._replace(limit=0, lanes={}), token, left=lost.until)
 
-    async def _take(self, claim: Claim, token: str) -> list[OutboxItem]:
+    async def _take(
+        self, claim: Claim, token: str, *, left: float | None = None
+    ) -> list[OutboxItem]:
+        """As :meth:`HeardClaims._take`; ``left``: the lease's end at which the items
+        ``token`` took may have been left (the claim's own when not given)."""
         owner, now, until, limit, lanes = claim
         if lanes is not None and not self._adopted:
             await self._adopt_all()
+        args: list[Any] = [repr(now), repr(until), limit, owner, token]
+        args.append(repr(until if left is None else left))
         async with self._server():
             if lanes is None:
-                raw = await self._claim(
-                    keys=[self._item, self._due, self._lane],
-                    args=[repr(now), repr(until), limit, owner, token],
-                )
+                raw = await self._claim(keys=[self._item, self._due, self._lane], args=args)
             else:
-                args: list[Any] = [repr(now), repr(until), owner, limit, token]
                 for lane, room in lanes.items():
                     args += [lane, max(0, room)]
                 raw = await self._claim_lanes(

@@ -3,8 +3,8 @@
 The relay lets a write reach the server, drops the server's reply and cuts the connection:
 the client connects again and sends the same command, which the server runs a second time.
 Each write below is made once more by nobody but the client, and lands once: one history
-entry, the caller's own spend reported won, one use of a grant, one claim, one attempt. A
-claim whose re-send fails too (the server still away) is sent again by its owner's next.
+entry, the caller's own spend reported won, one use of a grant, one claim, one attempt. (A
+claim whose re-send fails too, the server still away: ``tests/stores/test_outbox_lost_claims``.)
 """
 
 from __future__ import annotations
@@ -15,16 +15,12 @@ from typing import TypeVar
 
 import pytest
 from redis import Redis
-from redis.asyncio import Redis as AsyncRedis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from tests.grants.test_grant_flow import granted, held
 from tests.servers.redis_server import RedisServer
 from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.store_kit import FakeClock
 
 from roomkit import HumanInputHandler, PendingInputStatus
-from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.policy.grants import GrantScope
 from roomkit.stores._history import new_entry
 from roomkit.stores.grants import Grant
@@ -210,31 +206,6 @@ async def test_a_claim_by_lanes_hands_its_items_to_its_caller(
     )
 
     assert [item.item_id for item in claimed] == ["p1.slack0"]
-
-
-@pytest.mark.parametrize("lanes", [None, {}], ids=["shared", "by-lane"])
-async def test_a_claim_whose_retry_failed_hands_its_items_to_the_next(
-    relay: Relay, prefix: str, lanes: dict[str, int] | None
-) -> None:
-    """The client's own try again fails too (the server killed as it answered is still
-    away): its owner's next claim hands over what the claim took, not its lease's end."""
-    client = AsyncRedis.from_url(relay.url, retry=Retry(NoBackoff(), 0))
-    try:
-        async with RedisStore(client=client, prefix=prefix) as store:
-            outbox = store.outbox
-            await outbox.claim("warm-up", 0.0, 60.0, 10, lanes=lanes)
-            await outbox.add([OutboxItem("p1.slack0", "p1", 1.0, {"surface": "slack"})])
-            relay.lose_reply_to(b"owner-lost-reply")
-            with pytest.raises(StoreUnavailableError):
-                await outbox.claim("owner-lost-reply", 5.0, 60.0, 10, lanes=lanes)
-            assert relay.lost.is_set()
-
-            claimed = await outbox.claim("owner-lost-reply", 6.0, 60.0, 10, lanes=lanes)
-
-            assert [(item.item_id, item.due) for item in claimed] == [("p1.slack0", 65.0)]
-            assert await outbox.claim("owner-lost-reply", 7.0, 60.0, 10, lanes=lanes) == []
-    finally:
-        await client.aclose()
 
 
 async def test_a_postponed_item_counts_one_attempt(store: RedisStore, relay: Relay) -> None:
