@@ -147,6 +147,15 @@ class ArgumentsTextModel(MockAIProvider):
         return AIResponse(tool_calls=[call])
 
 
+class NumberKeyedModel(MockAIProvider):
+    """A model whose call's arguments are a dict keyed by a number, not by texts."""
+
+    async def generate(self, context: AIContext) -> AIResponse:
+        call = AIToolCall(id="c1", name="lookup")
+        call.arguments = {1: "blue"}  # type: ignore[dict-item]
+        return AIResponse(tool_calls=[call])
+
+
 class BlocksModel(MockAIProvider):
     """A model that hands on its reply as the vendor's content blocks."""
 
@@ -179,6 +188,15 @@ async def test_a_call_whose_arguments_are_still_text_fails_naming_the_field() ->
     await kit.close()
 
     assert ran == []
+
+
+async def test_a_call_whose_arguments_have_a_key_that_is_no_text_fails_naming_it() -> None:
+    kit, _ = await agent(NumberKeyedModel())
+    with pytest.raises(
+        ProviderResponseError, match=r"tool_calls\.0\.arguments\.1\.\[key\] \(int\)"
+    ):
+        await say(kit, "hi")
+    await kit.close()
 
 
 async def test_a_reply_that_is_no_text_fails_and_is_not_stored() -> None:

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from roomkit.channels.ai._screen import screened
 from roomkit.core.exceptions import ProviderError, ProviderResponseError, ProviderTimeoutError
 from roomkit.core.tasks import cancelled_from_within
-from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
+from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AIToolCall, AIUsage
 
 if TYPE_CHECKING:
     from roomkit.channels.ai.channel import AIChannel
@@ -88,6 +88,8 @@ def _checked(response: object, kind: str) -> AIResponse:
             f"{kind}.generate() must return an AIResponse, got {type(response).__name__}",
             provider=kind,
         )
+    if _plainly_typed(response):
+        return response  # what validating it again would make of it: the same fields
     fields = response.model_dump(warnings=False)
     if fields["content"] is None:
         fields["content"] = ""  # a vendor's "no text" beside tool calls: read as none
@@ -106,6 +108,45 @@ def _checked(response: object, kind: str) -> AIResponse:
             "model's JSON into a dict",
             provider=kind,
         ) from None
+
+
+def _plainly_typed(response: AIResponse) -> bool:
+    """Whether every field of ``response`` (exactly an ``AIResponse``) holds exactly the type
+    it declares, so that validating it again would change nothing: the common response, made
+    with checks, told apart in a few type tests (a dump and a validation cost ten times more).
+    Anything else (a subclass, a call served already, a text subclass) is validated again."""
+    if (
+        type(response) is not AIResponse
+        or type(response.content) is not str
+        or not _text_keyed(response.metadata)
+        or (response.finish_reason is not None and type(response.finish_reason) is not str)
+    ):
+        return False
+    usage = response.usage
+    if usage is not None and (
+        type(usage) is not AIUsage
+        or type(usage.input_tokens) is not int
+        or type(usage.output_tokens) is not int
+    ):
+        return False
+    calls = response.tool_calls
+    if type(calls) is not list:
+        return False
+    return all(
+        type(call) is AIToolCall
+        and type(call.id) is str
+        and type(call.name) is str
+        and _text_keyed(call.arguments)
+        and _text_keyed(call.metadata)
+        and call.served is None
+        and type(call.partial) is bool
+        for call in calls
+    )
+
+
+def _text_keyed(value: object) -> bool:
+    """Whether ``value`` is exactly a dict whose keys are all exactly texts."""
+    return type(value) is dict and all(type(key) is str for key in value)
 
 
 async def _generated(provider: AIProvider, context: AIContext) -> object:
