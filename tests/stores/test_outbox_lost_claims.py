@@ -1,7 +1,7 @@
 """A claim on a SQLite, PostgreSQL or Redis outbox that lands while its caller never hears
 of it hands what it took to its owner's next claim, not when its lease lapses, leased anew
-as long as that claim's: its owner works on them that long, and nobody else takes them
-meanwhile.
+as long as that claim's, be it longer or shorter than the lost one's: its owner works on
+them that long, and nobody else takes them meanwhile.
 
 On PostgreSQL and Redis a relay lets the claim reach the server, drops the reply and cuts
 the connection: the claim is committed and its caller gets a
@@ -41,6 +41,8 @@ OWNER = "owner-lost-reply"
 REMIND = OutboxItem("p1.remind0", "p1", 0.0, {"job": "remind"}, created=0.0)
 SLACK = OutboxItem("p1.slack0", "p1", 0.0, {"surface": "slack", "to": "ann"}, created=0.0)
 LANES: list[Mapping[str, int] | None] = [None, {"slack": 1}]
+LEASES = [60.0, 30.0]
+"""The next claim's lease: as long as the lost claim's, and shorter (ending before it)."""
 Relayed = tuple[Relay, PostgresStore | RedisStore]
 
 
@@ -74,14 +76,16 @@ async def lose_reply(
     assert relay.lost.is_set(), "the claim reached the server"
 
 
-async def hands_both_over(outbox: Outbox, lanes: Mapping[str, int] | None) -> None:
-    """Leased at 5.0 by a claim never heard of, both items come to :data:`OWNER`'s claim at
-    6.0, leased as long as it: nobody takes them until then, they do not come again."""
-    taken = claimed(await outbox.claim(OWNER, 6.0, 60.0, 10, lanes=lanes))
-    assert sorted(taken) == [("p1.remind0", 66.0), ("p1.slack0", 66.0)]
-    assert await outbox.next_due() == 66.0, "the store holds them as long as it says"
-    assert await outbox.claim(OWNER, 7.0, 60.0, 10, lanes=lanes) == []
-    assert await outbox.claim("another", 65.5, 60.0, 10, lanes=lanes) == []
+async def hands_both_over(outbox: Outbox, lanes: Mapping[str, int] | None, lease: float) -> None:
+    """Leased at 5.0 for 60 seconds by a claim never heard of, both items come to
+    :data:`OWNER`'s claim at 6.0 for ``lease``, leased as long as it: nobody takes them until
+    then, they do not come again."""
+    until = 6.0 + lease
+    taken = claimed(await outbox.claim(OWNER, 6.0, lease, 10, lanes=lanes))
+    assert sorted(taken) == [("p1.remind0", until), ("p1.slack0", until)]
+    assert await outbox.next_due() == until, "the store holds them as long as it says"
+    assert await outbox.claim(OWNER, 7.0, lease, 10, lanes=lanes) == []
+    assert await outbox.claim("another", until - 0.5, 60.0, 10, lanes=lanes) == []
 
 
 @pytest.fixture(params=["postgres", "redis"])
@@ -108,9 +112,10 @@ async def relayed(request: pytest.FixtureRequest) -> AsyncIterator[Relayed]:
             await client.aclose()
 
 
+@pytest.mark.parametrize("lease", LEASES)
 @pytest.mark.parametrize("lanes", LANES)
 async def test_a_cancelled_claim_that_committed_hands_its_items_to_the_next(
-    tmp_path: Path, lanes: Mapping[str, int] | None
+    tmp_path: Path, lanes: Mapping[str, int] | None, lease: float
 ) -> None:
     clock = CancellingClock()
     async with SQLiteStore(tmp_path / "lost.db", clock=clock) as store:
@@ -121,19 +126,20 @@ async def test_a_cancelled_claim_that_committed_hands_its_items_to_the_next(
         with pytest.raises(asyncio.CancelledError):
             await first
         assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
-        await hands_both_over(outbox, lanes)
+        await hands_both_over(outbox, lanes, lease)
 
 
+@pytest.mark.parametrize("lease", LEASES)
 @pytest.mark.parametrize("lanes", LANES)
 async def test_a_claim_whose_reply_was_lost_hands_its_items_to_the_next(
-    relayed: Relayed, lanes: Mapping[str, int] | None
+    relayed: Relayed, lanes: Mapping[str, int] | None, lease: float
 ) -> None:
     relay, store = relayed
     outbox = store.outbox
     await outbox.add([REMIND, SLACK])
     await lose_reply(relay, store, 5.0, lanes)
     assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
-    await hands_both_over(outbox, lanes)
+    await hands_both_over(outbox, lanes, lease)
 
 
 async def test_a_hand_over_whose_reply_was_lost_hands_them_over_at_the_next_claim(

@@ -19,10 +19,18 @@ import secrets
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.outbox import Claim, ClaimingOutbox, OutboxItem
 
-__all__ = ["HeardClaims"]
+__all__ = ["HeardClaims", "held_between"]
 
 Sent = tuple[Claim, str]
 """A claim sent, and its token."""
+
+
+def held_between(lost: Claim, claim: Claim) -> tuple[float, float]:
+    """The first and the last lease's end at which the items ``lost`` took may be held when
+    ``claim`` hands them over: ``lost``'s own, and ``claim``'s (a hand-over whose reply was
+    lost too leased them until then), whichever ends first."""
+    first, last = sorted((lost.until, claim.until))
+    return first, last
 
 
 class HeardClaims(ClaimingOutbox):

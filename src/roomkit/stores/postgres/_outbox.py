@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.stores._checks import seconds
-from roomkit.stores._lost_claims import HeardClaims
+from roomkit.stores._lost_claims import HeardClaims, held_between
 from roomkit.stores.outbox import (
     COLUMNS,
     KEEP_DONE,
@@ -116,7 +116,7 @@ class PostgresOutbox(HeardClaims):
         return [_item(row) for row in rows]
 
     async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
-        parameters = (claim.until, token, lost.owner, lost.until, claim.until)
+        parameters = (claim.until, token, lost.owner, *held_between(lost, claim))
         return [_item(row) for row in await self._rows(self._hand_over, parameters)]
 
     async def renew(

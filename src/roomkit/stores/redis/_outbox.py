@@ -103,9 +103,14 @@ _TAKEN_BEFORE = """
 -- (ARGV[4]), leased from ARGV[6] to its lease's end (ARGV[2]), leased anew until then. Its
 -- owner's next claim after one never heard of sends that one's token and lease's end as
 -- ARGV[5] and ARGV[6]: what it took comes back, leased as long as the claim that hands it
--- over, and found again when that claim's reply is lost in turn.
+-- over, and found again when that claim's reply is lost in turn. That claim's lease may end
+-- before the lost one's: the range runs from whichever end is first.
+local first, last = ARGV[6], ARGV[2]
+if tonumber(first) > tonumber(last) then
+  first, last = last, first
+end
 local again = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[6], ARGV[2])) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], first, last)) do
   local key = KEYS[1] .. id
   local mark = redis.call('HMGET', key, 'claim', 'owner')
   if mark[1] == ARGV[5] and mark[2] == ARGV[4] then

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores._lost_claims import HeardClaims, Sent
+from roomkit.stores._lost_claims import HeardClaims, Sent, held_between
 from roomkit.stores.outbox import (
     COLUMNS,
     IS_ENDING,
@@ -97,7 +97,7 @@ _TAKEN_BY = (
 )
 """Lease anew (until the first parameter) the rows a lost claim (its token, its owner) took
 and holds still: leased until its lease's end, or until a later claim's that handed them
-over without hearing back (the last two parameters)."""
+over without hearing back (the last two parameters, the first of the two ends first)."""
 _FIRST = f"SELECT due FROM roomkit_outbox WHERE done = 0 AND {_LANE} = ? ORDER BY due LIMIT 1"
 
 
@@ -146,7 +146,7 @@ class SQLiteOutbox(Part, HeardClaims):
         return await self._change(take)
 
     async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
-        parameters = (claim.until, token, lost.owner, lost.until, claim.until)
+        parameters = (claim.until, token, lost.owner, *held_between(lost, claim))
 
         def hand_over(db: sqlite3.Connection) -> list[OutboxItem]:
             return [item_from_row(row) for row in query(db, _TAKEN_BY, parameters)]
