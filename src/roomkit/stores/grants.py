@@ -294,7 +294,7 @@ class GrantedInsert(NamedTuple):
 
 
 @runtime_checkable
-class InsertsGranted(Protocol):
+class InsertsGranted(KeepsGrants, Protocol):
     """A store that counts a grant's use in the write that inserts the request it covers,
     so that a use is never spent without the request that records it (every durable store
     of roomkit's)."""
@@ -320,7 +320,7 @@ class InsertsGranted(Protocol):
 
 
 @runtime_checkable
-class SettlesGranting(Protocol):
+class SettlesGranting(KeepsGrants, Protocol):
     """A store that records the grant an approval makes in the settle of that approval, so
     that a process stopped anywhere leaves the approval and its grant together or neither
     (SQLite and PostgreSQL: one transaction; Redis: one script). On a quorum approval the

@@ -125,7 +125,7 @@ async def _insert(
         record = engine.add(request, timeout, history(used), announce=False)
         return GrantedInsert(record, record.pending_id == request.pending_id, used)
     store = engine.store
-    if isinstance(store, InsertsGranted) and grants is getattr(store, "grants", None):
+    if isinstance(store, InsertsGranted) and grants is store.grants:
         if not engine.inserts_settled:
             return await engine.create_granted(request, timeout, grant_id, history)
         # The use, the request and its approval in one write.

@@ -78,11 +78,10 @@ def with_grant(settlement: Settlement, store: object) -> Settlement:
         or settlement.status is not PendingInputStatus.RESOLVED
     ):
         return settlement
-    kept = isinstance(store, SettlesGranting) and offered.grants is getattr(store, "grants", None)
     return replace(
         settlement,
         history=(*settlement.history, offered.entry),
-        grant=offered.grant if kept else None,
+        grant=offered.grant if _settles_into(store, offered.grants) else None,
     )
 
 
@@ -102,8 +101,12 @@ def vote_grant(pending_id: str, store: object) -> VoteGrant | None:
     if (
         offered is None
         or offered.pending_id != pending_id
-        or not isinstance(store, SettlesGranting)
-        or offered.grants is not getattr(store, "grants", None)
+        or not _settles_into(store, offered.grants)
     ):
         return None
     return VoteGrant(offered.grants, offered.make)
+
+
+def _settles_into(store: object, grants: GrantStore) -> bool:
+    """Whether ``store`` records in its settles the grants of ``grants`` (its own)."""
+    return isinstance(store, SettlesGranting) and store.grants is grants
