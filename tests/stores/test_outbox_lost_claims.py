@@ -1,7 +1,8 @@
 """A claim on a SQLite, PostgreSQL or Redis outbox that lands while its caller never hears
 of it hands what it took to its owner's next claim, not when its lease lapses, leased anew
 as long as that claim's, be it longer or shorter than the lost one's: its owner works on
-them that long, and nobody else takes them meanwhile.
+them that long, and nobody else takes them meanwhile. A hand-over whose reply is lost too
+hands them to the claim after it at once, whatever the leases of the three claims.
 
 On PostgreSQL and Redis a relay lets the claim reach the server, drops the reply and cuts
 the connection: the claim is committed and its caller gets a
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,13 @@ SLACK = OutboxItem("p1.slack0", "p1", 0.0, {"surface": "slack", "to": "ann"}, cr
 LANES: list[Mapping[str, int] | None] = [None, {"slack": 1}]
 LEASES = [60.0, 30.0]
 """The next claim's lease: as long as the lost claim's, and shorter (ending before it)."""
+CHAINS = [(30.0, 60.0, 7.0), (120.0, 60.0, 7.0), (120.0, 30.0, 7.0), (120.0, 60.0, 70.0)]
+"""After a claim at 5.0 for 60 seconds, a hand-over at 6.0 for the first lease, then the next
+claim for the second at the third time: the hand-over's lease ends before the lost claim's,
+after it and the next claim's, and after the lost claim's is over."""
 Relayed = tuple[Relay, PostgresStore | RedisStore]
+Lose = Callable[[float, float], Awaitable[None]]
+"""A claim of :data:`OWNER` at a time, for a lease, whose caller never hears of it."""
 
 
 class CancellingClock:
@@ -68,11 +75,13 @@ async def lose_reply(
     store: PostgresStore | RedisStore,
     now: float,
     lanes: Mapping[str, int] | None = None,
+    *,
+    lease: float = 60.0,
 ) -> None:
     """A claim of :data:`OWNER` at ``now`` that reaches the server, whose reply is lost."""
     relay.lose_reply_to(OWNER.encode())
     with pytest.raises(StoreUnavailableError):
-        await store.outbox.claim(OWNER, now, 60.0, 10, lanes=lanes)
+        await store.outbox.claim(OWNER, now, lease, 10, lanes=lanes)
     assert relay.lost.is_set(), "the claim reached the server"
 
 
@@ -86,6 +95,18 @@ async def hands_both_over(outbox: Outbox, lanes: Mapping[str, int] | None, lease
     assert await outbox.next_due() == until, "the store holds them as long as it says"
     assert await outbox.claim(OWNER, 7.0, lease, 10, lanes=lanes) == []
     assert await outbox.claim("another", until - 0.5, 60.0, 10, lanes=lanes) == []
+
+
+async def comes_after_two_lost(outbox: Outbox, lose: Lose, chain: tuple[float, ...]) -> None:
+    """A claim lost, then the hand-over of what it took lost too, each with a lease of its
+    own: the next claim takes the item at once, whenever the leases end."""
+    handing, lease, now = chain
+    await outbox.add([REMIND])
+    await lose(5.0, 60.0)
+    await lose(6.0, handing)
+    assert await outbox.next_due() == 6.0 + handing, "the hand-over committed: leased anew"
+    assert claimed(await outbox.claim(OWNER, now, lease, 10)) == [("p1.remind0", now + lease)]
+    assert await outbox.claim("another", now + lease - 0.5, 60.0, 10) == []
 
 
 @pytest.fixture(params=["postgres", "redis"])
@@ -152,6 +173,34 @@ async def test_a_hand_over_whose_reply_was_lost_hands_them_over_at_the_next_clai
         await lose_reply(relay, store, now)
     assert await store.outbox.next_due() == 66.0, "the hand-over committed: leased anew"
     assert claimed(await store.outbox.claim(OWNER, 7.0, 60.0, 10)) == [("p1.remind0", 67.0)]
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+async def test_a_lost_claim_and_its_lost_hand_over_hand_over_at_once_whatever_the_leases(
+    tmp_path: Path, chain: tuple[float, ...]
+) -> None:
+    clock = CancellingClock()
+    async with SQLiteStore(tmp_path / "lost.db", clock=clock) as store:
+
+        async def lose(now: float, lease: float) -> None:
+            claim = asyncio.create_task(store.outbox.claim(OWNER, now, lease, 10))
+            clock.victim = claim
+            with pytest.raises(asyncio.CancelledError):
+                await claim
+
+        await comes_after_two_lost(store.outbox, lose, chain)
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+async def test_a_lost_reply_and_its_lost_hand_over_hand_over_at_once_whatever_the_leases(
+    relayed: Relayed, chain: tuple[float, ...]
+) -> None:
+    relay, store = relayed
+
+    async def lose(now: float, lease: float) -> None:
+        await lose_reply(relay, store, now, lease=lease)
+
+    await comes_after_two_lost(store.outbox, lose, chain)
 
 
 async def test_a_lost_claim_whose_lease_is_over_is_forgotten(

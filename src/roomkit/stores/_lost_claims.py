@@ -4,11 +4,14 @@ A claim on SQLite, Redis or PostgreSQL may land and its caller still fail: a con
 after the server committed it, a file moved as it committed, a caller cancelled while its
 transaction ran. The items it leased would then wait out their lease unsent. Each claim
 therefore marks the items it takes with a token of its own; one that fails is kept, per
-owner, and that owner's next claim first asks for what it took (the items still leased to
-its token, its lease not over), which come back to the owner then, not when the lease
-lapses. They are leased anew until the end of the claim that hands them back: a holder
-works on what it claimed as long as that claim's lease. A claim that took nothing, or whose
-lease is over, is forgotten: the next claim takes what is due as any does.
+owner, and that owner's next claim first asks for what it took (the items still its owner's,
+marked with its token, leased past now), which come back to the owner then, not when the
+lease lapses. They are leased anew until the end of the claim that hands them back: a holder
+works on what it claimed as long as that claim's lease. A hand-over whose own reply is lost
+is kept in turn, as the lost claim with the later of the two leases' ends, whatever either
+lease: the claim after it finds the items wherever the two leases left them. A claim that
+took nothing, or whose items' leases are all over, is forgotten: the next claim takes what
+is due as any does.
 """
 
 from __future__ import annotations
@@ -19,18 +22,19 @@ import secrets
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores.outbox import Claim, ClaimingOutbox, OutboxItem
 
-__all__ = ["HeardClaims", "held_between"]
+__all__ = ["HeardClaims", "held_by"]
 
 Sent = tuple[Claim, str]
 """A claim sent, and its token."""
 
 
-def held_between(lost: Claim, claim: Claim) -> tuple[float, float]:
-    """The first and the last lease's end at which the items ``lost`` took may be held when
-    ``claim`` hands them over: ``lost``'s own, and ``claim``'s (a hand-over whose reply was
-    lost too leased them until then), whichever ends first."""
-    first, last = sorted((lost.until, claim.until))
-    return first, last
+def held_by(lost: Claim, claim: Claim) -> tuple[float, float]:
+    """The times after which (the first) and until which (the last) the items ``lost`` took
+    may still be leased when ``claim`` hands them over: past ``claim.now``, and at the latest
+    until the last lease they may have been given ends (``lost``'s, pushed back by each
+    hand-over of them whose reply was lost, or ``claim``'s own when its hand-over runs
+    twice)."""
+    return claim.now, max(lost.until, claim.until)
 
 
 class HeardClaims(ClaimingOutbox):
@@ -63,6 +67,10 @@ class HeardClaims(ClaimingOutbox):
                 return await self._taken_by(claim, token, handing)
             return await self._take(claim, token)
         except (StoreUnavailableError, asyncio.CancelledError):
+            if handing is not None:
+                # The hand-over may have run: the items are leased until its end, or still
+                # until the lost claim's; the later of the two bounds where they may be.
+                sent = claim._replace(until=max(claim.until, handing.until)), token
             self._unanswered[claim.owner] = sent
             raise
 
@@ -71,6 +79,7 @@ class HeardClaims(ClaimingOutbox):
         raise NotImplementedError
 
     async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
-        """The items ``lost`` (run with ``token``) took and still holds at ``claim.now``,
-        leased anew until ``claim.until``; nothing else is taken."""
+        """The items ``lost`` (run with ``token``) took and still holds at ``claim.now`` (its
+        owner's, marked with ``token``, leased within :func:`held_by`), leased anew until
+        ``claim.until``; nothing else is taken."""
         raise NotImplementedError

@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roomkit.stores._checks import seconds
-from roomkit.stores._lost_claims import HeardClaims, held_between
+from roomkit.stores._lost_claims import HeardClaims, held_by
 from roomkit.stores.outbox import (
     COLUMNS,
     KEEP_DONE,
@@ -72,11 +72,11 @@ class PostgresOutbox(HeardClaims):
             f"UNION ALL SELECT o.item_id FROM ({due} AND {_LANE} <> ALL(%(lanes)s::text[]) "
             f"ORDER BY due LIMIT %(limit)s FOR UPDATE SKIP LOCKED) AS o) RETURNING {COLUMNS}"
         )
-        # A lost claim's rows, leased until its lease's end or until that of a later claim
-        # that handed them over without hearing back.
+        # A lost claim's rows, leased past now, until its lease's end or that of a later
+        # claim that handed them over without hearing back, whichever is later.
         self._hand_over = (
             f"UPDATE {table} SET due = %s WHERE claim = %s AND owner = %s AND NOT done "
-            f"AND due BETWEEN %s AND %s RETURNING {COLUMNS}"
+            f"AND due > %s AND due <= %s RETURNING {COLUMNS}"
         )
         self._first = (
             f"SELECT MIN(f.due) FROM unnest(%s::text[]) AS l(lane) CROSS JOIN LATERAL ("
@@ -116,7 +116,7 @@ class PostgresOutbox(HeardClaims):
         return [_item(row) for row in rows]
 
     async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
-        parameters = (claim.until, token, lost.owner, *held_between(lost, claim))
+        parameters = (claim.until, token, lost.owner, *held_by(lost, claim))
         return [_item(row) for row in await self._rows(self._hand_over, parameters)]
 
     async def renew(

@@ -34,7 +34,7 @@ from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from roomkit.stores._lost_claims import HeardClaims
+from roomkit.stores._lost_claims import HeardClaims, held_by
 from roomkit.stores.outbox import ENDING, KEEP_DONE, Claim, OutboxItem
 from roomkit.stores.redis._link import beside
 from roomkit.stores.redis._once import once, with_token
@@ -100,17 +100,13 @@ end
 _TAKEN_BEFORE = """
 -- Sent again after its reply was lost, a claim hands over what its first run took, and
 -- takes nothing more: the items that carry its token (ARGV[5]), still its owner's
--- (ARGV[4]), leased from ARGV[6] to its lease's end (ARGV[2]), leased anew until then. Its
--- owner's next claim after one never heard of sends that one's token and lease's end as
--- ARGV[5] and ARGV[6]: what it took comes back, leased as long as the claim that hands it
--- over, and found again when that claim's reply is lost in turn. That claim's lease may end
--- before the lost one's: the range runs from whichever end is first.
-local first, last = ARGV[6], ARGV[2]
-if tonumber(first) > tonumber(last) then
-  first, last = last, first
-end
+-- (ARGV[4]), leased within ARGV[6] and ARGV[7] (its lease's end, twice), leased anew until
+-- ARGV[2]. Its owner's next claim after one never heard of sends that one's token, and the
+-- scores past now up to the last end its items may be leased until (the lost claim's, or
+-- that of a hand-over of them whose reply was lost too, or its own): what it took comes
+-- back, leased as long as the claim that hands it over, whatever the leases.
 local again = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], first, last)) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[6], ARGV[7])) do
   local key = KEYS[1] .. id
   local mark = redis.call('HMGET', key, 'claim', 'owner')
   if mark[1] == ARGV[5] and mark[2] == ARGV[4] then
@@ -126,7 +122,8 @@ if #again > 0 then
 end
 """
 """The start of a claim's script (after :data:`_SET_DUE`). ARGV: now, the lease's end, the
-limit, the owner, the token, and the lease's end its items may have been left at."""
+limit, the owner, the token, and the first and the last score (``ZRANGEBYSCORE``'s) at which
+the items of the token may have been left."""
 
 _CLAIM = (
     _SET_DUE
@@ -179,7 +176,7 @@ local function take(lane, room)
   return taken
 end
 local named, rest = {}, tonumber(ARGV[3])
-for i = 7, #ARGV, 2 do
+for i = 8, #ARGV, 2 do
   named[ARGV[i]] = true
   take(ARGV[i], tonumber(ARGV[i + 1]))
 end
@@ -351,18 +348,20 @@ class RedisOutbox(HeardClaims):
     async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
         # The claim's script hands over what the lost claim's token took first, leased anew
         # until the claim's lease's end; it takes no more here.
-        return await self._take(claim._replace(limit=0, lanes={}), token, left=lost.until)
+        after, last = held_by(lost, claim)
+        left = f"({after!r}", repr(last)
+        return await self._take(claim._replace(limit=0, lanes={}), token, left=left)
 
     async def _take(
-        self, claim: Claim, token: str, *, left: float | None = None
+        self, claim: Claim, token: str, *, left: tuple[str, str] | None = None
     ) -> list[OutboxItem]:
-        """As :meth:`HeardClaims._take`; ``left``: the lease's end at which the items
-        ``token`` took may have been left (the claim's own when not given)."""
+        """As :meth:`HeardClaims._take`; ``left``: the first and the last score at which the
+        items ``token`` took may have been left (the claim's own lease's end when not given)."""
         owner, now, until, limit, lanes = claim
         if lanes is not None and not self._adopted:
             await self._adopt_all()
         args: list[Any] = [repr(now), repr(until), limit, owner, token]
-        args.append(repr(until if left is None else left))
+        args += (repr(until), repr(until)) if left is None else left
         async with self._server():
             if lanes is None:
                 raw = await self._claim(keys=[self._item, self._due, self._lane], args=args)

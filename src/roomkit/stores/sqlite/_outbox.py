@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreUnavailableError
-from roomkit.stores._lost_claims import HeardClaims, Sent, held_between
+from roomkit.stores._lost_claims import HeardClaims, Sent, held_by
 from roomkit.stores.outbox import (
     COLUMNS,
     IS_ENDING,
@@ -93,11 +93,12 @@ def _claim(where: str = "") -> str:
 _CLAIM_LANE = _claim(f" AND {_LANE} = ?")
 _TAKEN_BY = (
     "UPDATE roomkit_outbox SET due = ? WHERE claim = ? AND owner = ? AND done = 0 "
-    f"AND due BETWEEN ? AND ? RETURNING {COLUMNS}"
+    f"AND due > ? AND due <= ? RETURNING {COLUMNS}"
 )
 """Lease anew (until the first parameter) the rows a lost claim (its token, its owner) took
-and holds still: leased until its lease's end, or until a later claim's that handed them
-over without hearing back (the last two parameters, the first of the two ends first)."""
+and holds still: leased past now, until its lease's end or a later claim's that handed them
+over without hearing back, whatever their order (the last two parameters, see
+:func:`~roomkit.stores._lost_claims.held_by`)."""
 _FIRST = f"SELECT due FROM roomkit_outbox WHERE done = 0 AND {_LANE} = ? ORDER BY due LIMIT 1"
 
 
@@ -146,7 +147,7 @@ class SQLiteOutbox(Part, HeardClaims):
         return await self._change(take)
 
     async def _taken_by(self, lost: Claim, token: str, claim: Claim) -> list[OutboxItem]:
-        parameters = (claim.until, token, lost.owner, *held_between(lost, claim))
+        parameters = (claim.until, token, lost.owner, *held_by(lost, claim))
 
         def hand_over(db: sqlite3.Connection) -> list[OutboxItem]:
             return [item_from_row(row) for row in query(db, _TAKEN_BY, parameters)]
