@@ -345,3 +345,92 @@ async def test_a_timezone_the_schedule_does_not_define_is_read_as_utc(tmp_path: 
     )
     # Read at +01:00 (the other schedule's zone) the shift would end at 11:30 UTC.
     assert await ICalOnCall(path).on_call_at(NOON) == "bob"
+
+
+ALICE_ALL_DECEMBER = (
+    "UID:alice\r\nSUMMARY:alice\r\nDTSTART:20261201T000000Z\r\nDTEND:20261231T000000Z"
+)
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        "DTSTART:someday\r\nDTEND:20261206T000000Z",
+        "DTSTART:20261205T000000Z\r\nDTEND:someday",
+        "DTSTART:20261205T000000Z\r\nDURATION:a while",
+        "DTSTART:20261201T000000Z\r\nDTEND:20261202T000000Z\r\nRRULE:FREQ=DAILY\r\nEXDATE:someday",
+        "DTSTART:20261201T000000Z\r\nDTEND:20261202T000000Z\r\nRDATE:someday",
+        "RECURRENCE-ID:someday\r\nDTSTART:20261205T000000Z\r\nDTEND:20261206T000000Z",
+        "DTSTART;VALUE=PERIOD:20261205T000000Z/PT9H\r\nDTEND:20261206T000000Z",
+    ],
+    ids=["DTSTART", "DTEND", "DURATION", "EXDATE", "RDATE", "RECURRENCE-ID", "PERIOD start"],
+)
+async def test_a_shift_whose_times_cannot_be_read_leaves_the_rest_standing(
+    tmp_path: Path, times: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A shift holding a date or time that does not parse is left out, named in a
+    warning, and the rest of the schedule stands."""
+    event = f"{ALICE_ALL_DECEMBER}\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:unreadable\r\n"
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        schedule = ICalOnCall(calendar(tmp_path, event + f"SUMMARY:bob\r\n{times}"))
+        assert await schedule.on_call_at(NOON) == "alice"
+    assert any(
+        "UID unreadable: a date or time of theirs cannot be read" in r.message
+        for r in caplog.records
+    )
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        "BEGIN:STANDARD\r\nDTSTART:20260101T000000\r\nTZOFFSETTO:+0100\r\nEND:STANDARD\r\n",
+        "BEGIN:STANDARD\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0100\r\nEND:STANDARD\r\n",
+        "",
+    ],
+    ids=["no TZOFFSETFROM", "no DTSTART", "no parts"],
+)
+async def test_a_timezone_that_cannot_be_read_is_refused(
+    tmp_path: Path, parts: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A feed read again whose ``VTIMEZONE`` lost what icalendar builds a zone of: the
+    shifts in it are left out, named in a warning with the zone, and the rest of the
+    schedule stands."""
+    # Read well once, the zone is the process's: icalendar builds it no more as it parses.
+    assert (
+        await ICalOnCall(_zoned(tmp_path, "before.ics", "DTSTART:20260101T000000")).on_call_at(NOON)
+        == "bob"
+    )
+    path = tmp_path / "payments.ics"
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n"
+        f"BEGIN:VTIMEZONE\r\nTZID:Payments/Desk\r\n{parts}END:VTIMEZONE\r\n"
+        f"BEGIN:VEVENT\r\n{ALICE_ALL_DECEMBER}\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:zoned\r\nSUMMARY:bob\r\n"
+        "DTSTART;TZID=Payments/Desk:20261205T080000\r\n"
+        "DTEND;TZID=Payments/Desk:20261205T180000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        assert await ICalOnCall(path).on_call_at(NOON) == "alice"
+    assert any(
+        "UID zoned: their times are in the timezone 'Payments/Desk', which is refused: it "
+        "cannot be read" in r.message
+        for r in caplog.records
+    )
+
+
+async def test_a_schedule_file_removed_for_a_while_leaves_the_schedule_read_before(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """While the file is gone, the schedule read before stands (said once); the file
+    written again is read."""
+    path = calendar(tmp_path, ALICE_ALL_DECEMBER)
+    schedule = ICalOnCall(path)
+    path.unlink()
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        for _ in range(2):
+            assert await schedule.on_call_at(NOON) == "alice"
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1, warned
+    assert "the schedule read before stands until the file is back" in warned[0]
+    calendar(tmp_path, ALICE_ALL_DECEMBER.replace("alice", "bob"))
+    assert await schedule.on_call_at(NOON) == "bob"

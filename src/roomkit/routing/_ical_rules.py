@@ -36,8 +36,7 @@ def _values(rule: Any, part: str) -> list[Any]:
 
 def rules(component: Any) -> list[Any]:
     """The ``RRULE`` values of an event, or of a timezone's ``STANDARD``/``DAYLIGHT`` part."""
-    found = component.get("RRULE")
-    return found if isinstance(found, list) else [] if found is None else [found]
+    return listed(component.get("RRULE"))
 
 
 def _per_day(rule: Any) -> float:
@@ -171,3 +170,32 @@ def past_the_calendar(event: Any) -> bool:
     except OverflowError:
         return True
     return False
+
+
+def unreadable_times(event: Any) -> bool:
+    """Whether a date, time or length of ``event`` cannot be read: a value that does not
+    parse (``DTSTART:garbage``, an ``EXDATE`` of text), a start, end or ``RECURRENCE-ID``
+    that is no date or time (a ``PERIOD``), or a ``DURATION`` that is no length. The
+    libraries fail every lookup of the whole schedule on such an event."""
+    try:
+        for name in ("DTSTART", "DTEND", "RECURRENCE-ID"):
+            for prop in listed(event.get(name)):
+                if not isinstance(prop.dt, date):
+                    return True
+        for prop in listed(event.get("DURATION")):
+            if not isinstance(prop.dt, timedelta):
+                return True
+        for name in ("EXDATE", "RDATE"):
+            for prop in listed(event.get(name)):
+                for value in prop.dts:
+                    _ = value.dt
+    except Exception:
+        # icalendar keeps a value it could not parse, and raises at the first read of it.
+        return True
+    return False
+
+
+def listed(value: Any) -> list[Any]:
+    """A property's values: the list icalendar gives for one named more than once, else
+    the one value (none when it is absent)."""
+    return value if isinstance(value, list) else [] if value is None else [value]

@@ -20,7 +20,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from roomkit.routing._ical_rules import never_moves, periods, repeats, rules
+from roomkit.routing._ical_rules import listed, never_moves, periods, repeats, rules
 
 __all__ = ["MAX_TRANSITIONS", "costly_zone", "zoned"]
 
@@ -33,10 +33,6 @@ _DATED = ("DTSTART", "DTEND", "RECURRENCE-ID", "EXDATE", "RDATE")
 """The properties of an event whose times may name a ``TZID``."""
 
 
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [] if value is None else [value]
-
-
 def costly_zone(zone: Any, until: datetime) -> str | None:
     """Why working out a time in the ``VTIMEZONE`` ``zone`` up to ``until`` costs more than
     a lookup may spend (a rule that never moves on, or too many changes of offset since its
@@ -45,7 +41,7 @@ def costly_zone(zone: Any, until: datetime) -> str | None:
     for part in zone.subcomponents:
         if part.name not in ("STANDARD", "DAYLIGHT"):
             continue
-        for dates in _listed(part.get("RDATE")):
+        for dates in listed(part.get("RDATE")):
             transitions += len(getattr(dates, "dts", None) or [dates])
         for rule in rules(part):
             if never_moves(rule):
@@ -74,26 +70,32 @@ def zoned(calendar: Any, until: datetime) -> dict[str, str]:
         The events whose times are in a refused zone (``UID`` to why), for the caller to
         leave out and warn of.
     """
-    defined: dict[str, Any] = {}
+    built: dict[str, tzinfo] = {}
     refused: dict[str, str] = {}
     for zone in calendar.walk("VTIMEZONE"):
         tzid = str(zone.get("TZID", "")).strip("/")
         why = costly_zone(zone, until)
+        if why is None and tzid not in built:
+            try:
+                built[tzid] = zone.to_tz(lookup_tzid=False)
+            except Exception as error:
+                # A part without its start or offsets: icalendar builds no zone of it.
+                why = (
+                    f"it cannot be read ({error}): give it STANDARD or DAYLIGHT parts, "
+                    "each with a DTSTART, a TZOFFSETFROM and a TZOFFSETTO"
+                )
         if why is not None:
             refused[tzid] = why
-        else:
-            defined.setdefault(tzid, zone)
     if refused:
         calendar.subcomponents = [
             c
             for c in calendar.subcomponents
             if c.name != "VTIMEZONE" or str(c.get("TZID", "")).strip("/") not in refused
         ]
-    built: dict[str, tzinfo] = {}
     events: dict[str, str] = {}
     for event in calendar.walk("VEVENT"):
         for name in _DATED:
-            for prop in _listed(event.get(name)):
+            for prop in listed(event.get(name)):
                 tzid = str(getattr(prop, "params", {}).get("TZID", "")).strip("/")
                 times = getattr(prop, "dts", None) or [prop]
                 if tzid in refused and any(_own_zone(getattr(t, "dt", None)) for t in times):
@@ -103,20 +105,17 @@ def zoned(calendar: Any, until: datetime) -> dict[str, str]:
                     )
                     continue
                 for value in times:
-                    _rezone(value, defined.get(tzid), built, tzid)
+                    _rezone(value, built.get(tzid))
     return events
 
 
-def _rezone(value: Any, zone: Any, built: dict[str, tzinfo], tzid: str) -> None:
-    """Give the time ``value`` holds the zone this schedule's ``zone`` defines (UTC when it
+def _rezone(value: Any, wanted: tzinfo | None) -> None:
+    """Give the time ``value`` holds the zone ``wanted`` this schedule defines (UTC when it
     defines none), unless it is in a zone of the tz database."""
     held = getattr(value, "dt", None)
     times = held if isinstance(held, tuple) else (held,)
     if not any(_own_zone(t) for t in times):
         return
-    if zone is not None and tzid not in built:
-        built[tzid] = zone.to_tz(lookup_tzid=False)
-    wanted = built.get(tzid)
     moved = tuple(t.replace(tzinfo=wanted) if _own_zone(t) else t for t in times)
     value.dt = moved if isinstance(held, tuple) else moved[0]
 

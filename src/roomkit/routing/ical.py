@@ -5,9 +5,10 @@ shift, recurring rules for the rotation, and overrides (an event with a ``RECURR
 replacing one shift, or one laid over the rotation). :class:`ICalOnCall` reads it with the
 ``icalendar`` and ``recurring-ical-events`` packages (the ``oncall`` extra) and says who is
 on call at a moment: the event's attendee (an email address the directory maps to an
-actor), else its summary. An event the libraries cannot read (no start, a rule nobody can
-expand) or that ends before it starts is skipped, with a warning naming it, and the rest of
-the schedule stands.
+actor), else its summary. An event the libraries cannot read (no start, a time that does not
+parse, a rule nobody can expand) or that ends before it starts is skipped, with a warning
+naming it, and the rest of the schedule stands; so is one in a timezone no lookup can afford
+or no zone can be built from. A file removed for a while leaves the schedule read before.
 
 Reading a schedule and working out its shifts takes seconds for a large one, so it is done
 on a worker thread, never on the event loop: parsing a file that changed or a feed read
@@ -27,7 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from roomkit._extras import requires_extra
-from roomkit.routing._ical_rules import MAX_STEPS, aware, backwards, costly, past_the_calendar
+from roomkit.routing._ical_rules import (
+    MAX_STEPS,
+    aware,
+    backwards,
+    costly,
+    past_the_calendar,
+    unreadable_times,
+)
 from roomkit.routing._ical_zones import MAX_TRANSITIONS, zoned
 
 __all__ = ["MAX_STEPS", "MAX_TRANSITIONS", "ICalOnCall"]
@@ -158,6 +166,15 @@ class ICalOnCall:
             raise ValueError(f"ICalOnCall: {what} is not an iCal calendar ({error})") from None
         if not isinstance(calendar, self._ical.Calendar):
             raise ValueError(f"ICalOnCall: {what} holds no VCALENDAR")
+        # A time icalendar could not parse fails every lookup of the schedule (and the
+        # zones given to the times below): its event is left out first.
+        self._leave_out(
+            calendar,
+            unreadable_times,
+            "a date or time of theirs cannot be read (a DTSTART, DTEND, DURATION, "
+            "RECURRENCE-ID, EXDATE or RDATE that does not parse, or a start or end that "
+            "is no date or time)",
+        )
         # A zone is worked out before any time in it is compared: a costly one would hang.
         until = datetime.now(UTC) + timedelta(days=366)
         # A zone whose rules no lookup can afford is refused, the events in it left out.
@@ -231,7 +248,20 @@ class ICalOnCall:
 
     async def _load(self) -> Any:
         if self.path is not None:
-            stamp = self.path.stat().st_mtime
+            try:
+                stamp = self.path.stat().st_mtime
+            except OSError as error:
+                # Gone for a while (a deploy removing it before writing it again): the
+                # schedule read before stands, and the file is read once it is back.
+                if self._stamp is not None:
+                    logger.warning(
+                        "ICalOnCall: cannot read %r (%s); the schedule read before stands "
+                        "until the file is back",
+                        str(self.path),
+                        error.strerror or error,
+                    )
+                self._stamp = None
+                return self._calendar
             if self._calendar is None or stamp != self._stamp:
                 try:
                     return await asyncio.to_thread(self._read_file)
