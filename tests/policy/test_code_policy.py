@@ -10,6 +10,7 @@ import pytest
 
 from roomkit import Approval, HumanInputToolHandler
 from roomkit.policy import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
+from roomkit.policy.ruling import rule_call
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -224,6 +225,63 @@ async def test_a_decide_that_never_finishes_refuses_with_on_error_deny(turn: Any
     done = await turn(human(Stuck("deny")), BOB)
     assert (done.paid, done.asked) == ([], [])
     assert "no decision within" in json.loads(done.read[0])["error"]
+
+
+class Cancelled:
+    """A ``decide`` awaiting a future of its own that something else cancelled."""
+
+    name = "cancelled"
+
+    def __init__(self, on_error: str = "ask", *, plain: bool = False) -> None:
+        self.on_error = on_error
+        self.plain = plain
+
+    def decide(self, call: PolicyCall) -> Any:
+        if self.plain:
+            raise asyncio.CancelledError
+        return self._decided()
+
+    async def _decided(self) -> PolicyDecision:
+        shared = asyncio.get_running_loop().create_future()
+        shared.cancel()
+        return await shared  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["async", "plain"])
+async def test_a_decide_raising_cancelled_error_refuses_with_on_error_deny(
+    turn: Any, plain: bool
+) -> None:
+    """A ``CancelledError`` of the policy's own, the turn not cancelled, is its failure:
+    the model reads the refusal, and the history records it."""
+    done = await turn(human(Cancelled("deny", plain=plain)), BOB)
+    assert (done.paid, done.asked) == ([], [])
+    assert "CancelledError" in json.loads(done.read[0])["error"]
+    entry = await done.decided()
+    assert (entry["decision"], entry["error"]) == ("deny", True)
+
+
+async def test_a_decide_raising_cancelled_error_asks_a_person_by_default(turn: Any) -> None:
+    done = await turn(human(Cancelled()), BOB, answer=approve(), by="alice")
+    assert len(done.asked) == 1
+    assert done.paid == [BOB]
+
+
+async def test_a_turn_cancelled_while_the_policy_decides_is_cancelled() -> None:
+    """The cancellation of the call's own task is not taken for the policy's failure."""
+    started = asyncio.Event()
+
+    class Waiting:
+        async def decide(self, call: PolicyCall) -> PolicyDecision:
+            started.set()
+            await asyncio.Event().wait()
+            raise AssertionError("never set")
+
+    call = PolicyCall("pay", BOB, "d", "alice")
+    task = asyncio.create_task(rule_call(Waiting(), None, call))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
 
 async def test_a_result_of_no_known_kind_abstains(turn: Any) -> None:

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from roomkit.core.tasks import cancelled_from_within
 from roomkit.models.history import PolicyDecided
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import tally
@@ -109,17 +110,20 @@ def policy_name(policy: Policy) -> str:
 
 async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bool]:
     """The policy's decision on ``call``, and whether it failed (``on_error`` decided then)."""
-    try:
-        decision: Any = _begin(policy, call)
-    except Exception as error:
-        return _failed(policy, call, error), True
+    decision, failed = _begin(policy, call)
+    if failed:
+        return decision, True
     return await _taken(policy, call, decision)
 
 
-def _begin(policy: Policy, call: PolicyCall) -> Any:
-    """What the policy's ``adecide`` (off the loop) or else its ``decide`` returns."""
+def _begin(policy: Policy, call: PolicyCall) -> tuple[Any, bool]:
+    """What the policy's ``adecide`` (off the loop) or else its ``decide`` returns, and
+    ``False``; the ``on_error`` decision and ``True`` when it raised."""
     off_loop = getattr(policy, "adecide", None)
-    return off_loop(call) if off_loop is not None else policy.decide(call)
+    try:
+        return (off_loop(call) if off_loop is not None else policy.decide(call)), False
+    except (Exception, asyncio.CancelledError) as error:
+        return _caught(policy, call, error), True
 
 
 async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[PolicyDecision, bool]:
@@ -133,8 +137,8 @@ async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[Polic
                     decision = await decision
             except TimeoutError:
                 raise TimeoutError(f"no decision within {bound:g} s") from None
-    except Exception as error:
-        return _failed(policy, call, error), True
+    except (Exception, asyncio.CancelledError) as error:
+        return _caught(policy, call, error), True
     if type(decision) not in _DECISIONS and not isinstance(decision, Allow | Deny | Ask | Abstain):
         logger.warning(
             "Policy %s returned %r on %s, not Allow, Deny, Ask or Abstain: abstaining",
@@ -155,7 +159,21 @@ def _bound(policy: Policy) -> float:
     return float(timeout) if math.isfinite(timeout) and timeout > 0 else DECIDE_TIMEOUT
 
 
-def _failed(policy: Policy, call: PolicyCall, error: Exception) -> PolicyDecision:
+def _caught(policy: Policy, call: PolicyCall, error: BaseException) -> PolicyDecision:
+    """What a ``decide`` that raised ``error`` comes to (:func:`_failed`); a cancellation of
+    the call's own task is raised again.
+
+    Raises:
+        asyncio.CancelledError: ``error``, when the call's task is being cancelled.
+    """
+    if isinstance(error, asyncio.CancelledError) and not cancelled_from_within():
+        raise error
+    # Any other CancelledError is of a future of the policy's own (cancelled elsewhere): a
+    # failure of the policy, which on_error decides, not a turn to end without an answer.
+    return _failed(policy, call, error)
+
+
+def _failed(policy: Policy, call: PolicyCall, error: BaseException) -> PolicyDecision:
     """What a ``decide`` that raised ``error`` comes to under the policy's ``on_error``
     (logged)."""
     on_error = getattr(policy, "on_error", "ask")
@@ -183,14 +201,9 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
     if policy is None:
         return Ruling(await _static(rule, call))
     # As evaluate() does, without a coroutine of its own for a plain decide's decision.
-    failed = False
-    try:
-        decision: Any = _begin(policy, call)
-    except Exception as error:
-        decision, failed = _failed(policy, call, error), True
-    else:
-        if type(decision) not in _DECISIONS:
-            decision, failed = await _taken(policy, call, decision)
+    decision, failed = _begin(policy, call)
+    if not failed and type(decision) not in _DECISIONS:
+        decision, failed = await _taken(policy, call, decision)
     reason = decision.reason
     if not (type(reason) is str and reason.isascii() and len(reason) <= REASON_CHARS):
         # What the model's arguments made of it (a reason quoting them, say) is kept, cut.
