@@ -15,6 +15,8 @@ from tests.grants.conftest import HandlerMaker
 from tests.grants.support import Clock
 
 from roomkit import PendingInputStatus
+from roomkit.core.exceptions import ArgumentsChangedError
+from roomkit.models.pending_input import arguments_digest
 from roomkit.policy.grants import GrantRefusedError, GrantScope, approve_and_grant
 from roomkit.stores import check_trail
 from roomkit.stores.sqlite import SQLiteStore
@@ -225,6 +227,41 @@ async def test_a_quorum_reached_without_every_offer_makes_no_grant(
     assert (await handler.get_request(first.pending_id)).status is _RESOLVED
     assert await handler.grants.list() == []
     assert (await held(handler, approvers=team, quorum=2)).status is _PENDING
+
+
+async def test_a_quorum_vote_refused_after_its_offer_offers_once_when_run_again(
+    handlers: HandlerMaker,
+) -> None:
+    """A vote refused as it is written (here: cast on arguments its voter was not shown)
+    leaves no ``grant_offered`` entry; run again, it offers once, and the quorum makes the
+    grant, in a chain that verifies."""
+    handler = handlers()
+    team = ("ann", "cy")
+    scope = GrantScope(expires_in=3600)
+    first = await held(handler, approvers=team, quorum=2)
+    pending_id = first.pending_id
+    elsewhere = arguments_digest("pay", {"to": "eve", "amount": 40})
+    with pytest.raises(ArgumentsChangedError):
+        await approve_and_grant(handler, pending_id, scope, by="ann", digest=elsewhere)
+    shown = first.arguments_digest
+    again = await approve_and_grant(handler, pending_id, scope, by="ann", digest=shown)
+    assert again == (True, None)
+    accepted, grant = await approve_and_grant(handler, pending_id, scope, by="cy", digest=shown)
+    assert accepted
+    assert grant is not None
+    assert grant.granted_by == ("ann", "cy")
+    history = await handler.history(pending_id)
+    offers = [entry["actor"] for entry in history if entry["type"] == "grant_offered"]
+    assert offers == ["ann", "cy"]
+    assert [entry["type"] for entry in history] == [
+        "created",
+        *("grant_offered", "voted") * 2,
+        "settled",
+        "granted",
+    ]
+    trail = handler.audit_trail
+    assert trail is not None
+    assert check_trail(await trail.read(), None, now=time.time()).problems == []
 
 
 async def test_every_use_is_in_a_chain_that_verifies(handlers: HandlerMaker) -> None:

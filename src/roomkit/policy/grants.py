@@ -330,7 +330,8 @@ async def approve_and_grant(
     On a single approval the grant is made with the approval, when this call approved it
     (or had: a retry finds its grant): on a durable store in the approval's own settle
     transaction (one script on Redis), so that a process stopped anywhere leaves both or
-    neither. On a quorum approval this is ``by``'s vote, offering the grant; the grant is
+    neither. On a quorum approval this is ``by``'s vote, offering the grant (its
+    ``grant_offered`` entry written with the vote, once, when the vote counts); the grant is
     made by the vote that reaches the quorum, when every approving vote offered the same
     scope: on a durable store in that vote's own transaction (script), with its entry.
     Returns whether the approval (the vote) was accepted and the grant made, if any.
@@ -371,10 +372,12 @@ async def approve_and_grant(
     offered = GrantOffered(
         actor=by, surface=surface, scope=scope.to_json(), scope_digest=scope.digest()
     )
-    await handler.record(pending_id, offered)
-    # The vote that approves the request makes the grant, on a store that can, in its own
-    # transaction; elsewhere it is made below, and a retry makes it if the process stopped.
-    with granted_by_quorum(pending_id, _made_by_quorum(scope, surface, grants), grants):
+    # The offer is written with the vote, when it counts: a process stopped before the vote
+    # leaves no offer, and the vote run again offers once. The vote that approves the
+    # request makes the grant, on a store that can, in its own transaction; elsewhere it is
+    # made below, and a retry makes it if the process stopped.
+    made_by_quorum = _made_by_quorum(scope, surface, grants)
+    with granted_by_quorum(pending_id, made_by_quorum, grants, offered=offered):
         accepted = await handler.aresolve(
             pending_id, approve(), by=by, surface=surface, digest=digest
         )

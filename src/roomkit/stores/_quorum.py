@@ -6,10 +6,10 @@ deadline has not passed (on the store's clock), from a listed approver who has n
 the current arguments yet, and, when the ballot names the digest its voter was shown, only
 while the arguments still have that digest. The :class:`Judgement` says what the store
 writes in the same operation: the votes, the approvers still to vote, the replacement
-arguments of an edit, the history entries (``voted``, and ``settled`` when this vote
-decides), and the outcome when the vote reaches the quorum, vetoes it, or leaves approval
-out of reach. Every store writes exactly what the judgement says, so the rules are written
-once, here.
+arguments of an edit, the history entries (the ``grant_offered`` of a vote offering a
+grant, ``voted``, and ``settled`` when this vote decides), and the outcome when the vote
+reaches the quorum, vetoes it, or leaves approval out of reach. Every store writes exactly
+what the judgement says, so the rules are written once, here.
 
 The count is of people, per digest: the quorum is met when that many distinct approvers
 approved the arguments as they stand (by an approval, or by the edit that led to them). An
@@ -55,8 +55,9 @@ _TIMED_OUT = PendingInputStatus.TIMED_OUT
 
 MakesGrant = Callable[[PendingInput, Sequence[dict[str, Any]]], tuple[Grant, dict[str, Any]] | None]
 """Makes the grant a vote offers on a quorum approval, from the approval as the vote
-approves it and its history as read in the vote's transaction: the grant and its
-``granted`` entry, or ``None`` when the votes that approved it make none."""
+approves it and its history as the vote leaves it (read in the vote's transaction, followed
+by the vote's own entries): the grant and its ``granted`` entry, or ``None`` when the votes
+that approved it make none."""
 
 
 class VoteGrant(NamedTuple):
@@ -101,6 +102,10 @@ class Ballot:
     grant: VoteGrant | None = None
     """The grant this vote offers: a store that records grants in a settle makes it with
     the vote, when the vote approves the request (:func:`offered_grant`)."""
+    offer: dict[str, Any] | None = None
+    """The ``grant_offered`` entry of the grant this vote offers, written just before its
+    ``voted`` entry, in the same operation: only a vote that counts writes it, so an offer
+    never stands without its vote, and a vote run again after a fault offers once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,14 +288,17 @@ def judge(
     votes = (*votes, vote)
     changes: dict[str, Any] = {"votes": votes}
     behalf = _behalf_fields(on_behalf_of, delegation)
-    voted = _entry(
-        "voted",
-        ballot,
-        at,
-        decision=ballot.decision,
-        digest=digest,
-        **_vote_fields(ballot),
-        **behalf,
+    counted = (
+        *(() if ballot.offer is None else (ballot.offer,)),
+        _entry(
+            "voted",
+            ballot,
+            at,
+            decision=ballot.decision,
+            digest=digest,
+            **_vote_fields(ballot),
+            **behalf,
+        ),
     )
     if ballot.decision == "edit":
         digest = ballot.edited
@@ -302,7 +310,7 @@ def judge(
     after = _copy(record, **changes)
     outcome = _outcome(after, ballot, approvals)
     if outcome is None:
-        return Judgement(True, after, write=True, entries=(voted,))
+        return Judgement(True, after, write=True, entries=counted)
     status, text = outcome
     if status is _RESOLVED:
         settled = _copy(after, status=status, result=settled_text(after), settled_by=ballot.actor)
@@ -312,7 +320,7 @@ def judge(
     if status is _REJECTED:
         fields["reason"] = text
     entry = _entry("settled", ballot, at, **fields)
-    return Judgement(True, settled, write=True, entries=(voted, entry))
+    return Judgement(True, settled, write=True, entries=(*counted, entry))
 
 
 def _outcome(

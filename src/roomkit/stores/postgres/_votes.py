@@ -76,7 +76,7 @@ async def cast(
     entries = judgement.entries
     if after.status is not _PENDING:
         offer = offered_grant(judgement, ballot)
-        made = None if offer is None else await _made(db, sql, offer, after)
+        made = None if offer is None else await _made(db, sql, offer, judgement)
         if made is not None:
             entries = (*entries, made[2])
         outcome = Outcome(after.result, after.reject_reason, False, after.settled_by, entries)
@@ -89,13 +89,14 @@ async def cast(
 
 
 async def _made(
-    db: AsyncConnection[Any], sql: Statements, offer: VoteGrant, approved: PendingInput
+    db: AsyncConnection[Any], sql: Statements, offer: VoteGrant, judgement: Judgement
 ) -> tuple[PostgresGrants, Grant, dict[str, Any]] | None:
-    """The grant ``offer`` makes on the request ``approved``, from its history as read in
-    the transaction open on ``db``, with the grants that record it and its ``granted``
-    entry; ``None`` when it makes none here."""
+    """The grant ``offer`` makes on the request ``judgement`` approves, from its history as
+    read in the transaction open on ``db`` and the vote's entries, with the grants that
+    record it and its ``granted`` entry; ``None`` when it makes none here."""
     grants = offer.grants
-    if not isinstance(grants, PostgresGrants):
+    approved = judgement.record
+    if not isinstance(grants, PostgresGrants) or approved is None:
         return None  # another store's grants: the caller adds the grant after the vote
     pending_id = approved.pending_id
     cursor = await db.execute(sql.read_history, (pending_id,))
@@ -106,5 +107,5 @@ async def _made(
         ]
     except CorruptRecordError:
         return None  # the caller reads the history after the vote, and reports what it finds
-    made = offer.make(approved, history)
+    made = offer.make(approved, [*history, *judgement.entries])
     return None if made is None else (grants, *made)

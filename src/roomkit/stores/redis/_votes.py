@@ -178,8 +178,8 @@ def _made(
     judgement: Judgement, ballot: Ballot, read: Sequence[Any]
 ) -> tuple[Grant, dict[str, Any]] | None:
     """The grant ``ballot`` offers, made from the history lines ``read`` (as the vote's
-    read took them) when ``judgement`` approves the request, with its ``granted`` entry;
-    ``None`` when it makes none here."""
+    read took them) and the vote's own entries when ``judgement`` approves the request, with
+    its ``granted`` entry; ``None`` when it makes none here."""
     offer = offered_grant(judgement, ballot)
     approved: PendingInput | None = judgement.record
     if offer is None or approved is None or not isinstance(offer.grants, RedisGrants):
@@ -189,7 +189,7 @@ def _made(
         history = [read_entry(line, seq, pending_id=pending_id) for seq, line in enumerate(read[0])]
     except CorruptRecordError:
         return None  # the caller reads the history after the vote, and reports what it finds
-    return offer.make(approved, history)
+    return offer.make(approved, [*history, *judgement.entries])
 
 
 def _field(fields: Mapping[Any, Any], name: str) -> str:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError
-from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.stores._history import read_entry, stored_seq
 from roomkit.stores._quorum import Ballot, Judgement, VoteGrant, judge, offered_grant
 from roomkit.stores._records import encode
@@ -83,19 +83,20 @@ def cast(
         kind = PendingChangeKind.SETTLED
         offer = offered_grant(judgement, ballot)
         if offer is not None:
-            entries = (*entries, *_granted(db, offer, after, now))
+            entries = (*entries, *_granted(db, offer, judgement, now))
     changes.stage(kind, pending_id, seq)
     append_chained(db, pending_id, entries, now, anchoring)
     return Judgement(True, sql.decode_row(rows[0]), True, entries)
 
 
 def _granted(
-    db: sqlite3.Connection, offer: VoteGrant, approved: PendingInput, now: float
+    db: sqlite3.Connection, offer: VoteGrant, judgement: Judgement, now: float
 ) -> tuple[dict[str, Any], ...]:
-    """Record the grant ``offer`` makes on the request ``approved`` in the transaction open
-    on ``db``; its ``granted`` entry, or none when it makes none."""
+    """Record the grant ``offer`` makes on the request ``judgement`` approves in the
+    transaction open on ``db``; its ``granted`` entry, or none when it makes none."""
     grants = offer.grants
-    if not isinstance(grants, SQLiteGrants):
+    approved = judgement.record
+    if not isinstance(grants, SQLiteGrants) or approved is None:
         return ()  # another store's grants: the caller adds the grant after the vote
     pending_id = approved.pending_id
     rows = query(db, sql.READ_HISTORY, (pending_id,))
@@ -105,7 +106,7 @@ def _granted(
         ]
     except CorruptRecordError:
         return ()  # the caller reads the history after the vote, and reports what it finds
-    made = offer.make(approved, history)
+    made = offer.make(approved, [*history, *judgement.entries])
     if made is None:
         return ()
     grant, entry = made

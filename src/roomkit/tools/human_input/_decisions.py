@@ -43,7 +43,7 @@ from roomkit.tools.human_input._checks import check_digest
 from roomkit.tools.human_input._edits import changed, checked_edit
 from roomkit.tools.human_input._in_transaction import Settle, Settlement, answered
 from roomkit.tools.human_input._keys import reattached
-from roomkit.tools.human_input._offered import vote_grant, with_grant
+from roomkit.tools.human_input._offered import vote_grant, vote_offer, with_grant
 from roomkit.tools.validation import check_tool_schema
 
 if TYPE_CHECKING:
@@ -395,6 +395,7 @@ class Decisions:
         if self.router is not None:
             standing = await self.router.standing(request, by)
             stands = tuple((found.principal, found.delegation_id) for found in standing)
+        approving = decision.kind == "approve"
         ballot = Ballot(
             by,
             decision.kind,
@@ -407,9 +408,9 @@ class Decisions:
             stands,
             # An approving vote offers the grant offered with it: the vote that approves
             # the request makes it in its own transaction.
-            vote_grant(request.pending_id, self._engine.store)
-            if decision.kind == "approve"
-            else None,
+            vote_grant(request.pending_id, self._engine.store) if approving else None,
+            # Its offer is written with it, never on its own: a retry offers once.
+            vote_offer(request.pending_id) if approving else None,
         )
         judgement = await self._engine.vote(request.pending_id, ballot)
         if judgement.stale and judgement.record is not None:

@@ -11,10 +11,12 @@ own store or grants) the grant is added right after the settle, and a retry of t
 adds it if the process stopped in between.
 
 Inside :func:`granted_by_quorum`, a vote approving the quorum approval ``pending_id`` offers
-the grant its maker makes: on a store that records grants in a settle, the vote that
-approves the request makes it in the vote's own transaction (script), with its ``granted``
-entry (:class:`~roomkit.stores.grants.VoteGrant`); a vote that does not approve it makes
-none.
+the grant its maker makes: its ``grant_offered`` entry is written with the vote, in the
+vote's own transaction (script, step) on every store, and only when the vote counts, so a
+process stopped before the vote leaves no offer and the vote run again offers once. On a
+store that records grants in a settle, the vote that approves the request makes the grant
+there too, with its ``granted`` entry (:class:`~roomkit.stores.grants.VoteGrant`); a vote
+that does not approve it makes none.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from roomkit.stores import MakesGrant, VoteGrant, check_entry
 from roomkit.stores.grants import Grant, GrantStore, SettlesGranting
 from roomkit.tools.human_input._in_transaction import Settlement
 
-__all__ = ["granted_by_quorum", "granted_with", "vote_grant", "with_grant"]
+__all__ = ["granted_by_quorum", "granted_with", "vote_grant", "vote_offer", "with_grant"]
 
 
 class _Offered(NamedTuple):
@@ -46,6 +48,7 @@ class _OfferedToQuorum(NamedTuple):
     pending_id: str
     make: MakesGrant
     grants: GrantStore
+    entry: dict[str, Any] | None
 
 
 _OFFERED: ContextVar[_Offered | None] = ContextVar("roomkit_offered_grant", default=None)
@@ -86,11 +89,23 @@ def with_grant(settlement: Settlement, store: object) -> Settlement:
 
 
 @contextmanager
-def granted_by_quorum(pending_id: str, make: MakesGrant, grants: GrantStore) -> Iterator[None]:
+def granted_by_quorum(
+    pending_id: str,
+    make: MakesGrant,
+    grants: GrantStore,
+    *,
+    offered: dict[str, Any] | Entry | None = None,
+) -> Iterator[None]:
     """A vote approving the quorum approval ``pending_id`` inside offers the grant ``make``
-    makes (of ``grants``): on a store that can, the vote that approves the request makes it
-    and its ``granted`` entry in its own transaction."""
-    with bound(_OFFERED_TO_QUORUM, _OfferedToQuorum(pending_id, make, grants)):
+    makes (of ``grants``): the vote writes ``offered`` (its voter's ``grant_offered``
+    entry) with it, when it counts; on a store that can, the vote that approves the request
+    makes the grant and its ``granted`` entry in its own transaction.
+
+    Raises:
+        TypeError, ValueError: ``offered`` is no history entry.
+    """
+    entry = None if offered is None else check_entry(offered)
+    with bound(_OFFERED_TO_QUORUM, _OfferedToQuorum(pending_id, make, grants, entry)):
         yield
 
 
@@ -105,6 +120,15 @@ def vote_grant(pending_id: str, store: object) -> VoteGrant | None:
     ):
         return None
     return VoteGrant(offered.grants, offered.make)
+
+
+def vote_offer(pending_id: str) -> dict[str, Any] | None:
+    """The ``grant_offered`` entry an approving vote on ``pending_id`` writes with it, or
+    ``None`` when it offers none."""
+    offered = _OFFERED_TO_QUORUM.get()
+    if offered is None or offered.pending_id != pending_id or offered.entry is None:
+        return None
+    return dict(offered.entry)
 
 
 def _settles_into(store: object, grants: GrantStore) -> bool:

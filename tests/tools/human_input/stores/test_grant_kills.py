@@ -36,7 +36,7 @@ from tests.tools.human_input.stores.test_reassignment_kills import (
 from roomkit import HumanInputHandler
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.policy.grants import GrantScope, approve_and_grant
-from roomkit.stores import new_entry
+from roomkit.stores import check_trail, new_entry
 from roomkit.stores.grants import Grant
 from roomkit.tools.human_input._checks import owned_key
 from roomkit.tools.human_input._granted import used_entry
@@ -248,9 +248,9 @@ async def held_for_ann_and_bob(backend: Backend) -> str:
 
 
 async def quorum_left_open_then_granted_once(backend: Backend, pending_id: str) -> None:
-    """After the restart the approval is still open on ann's vote alone, with no grant: bob
-    voting again (the desk's retry) approves it and makes the grant of both, with one
-    ``granted`` entry."""
+    """After the restart the approval is still open on ann's vote alone, with no grant and
+    no offer of bob's: bob voting again (the desk's retry) approves it and makes the grant
+    of both, with one ``granted`` entry and one offer of each."""
     async with backend.make() as store:
         handler = HumanInputHandler(store=store)
         request = await handler.get_request(pending_id)
@@ -258,7 +258,7 @@ async def quorum_left_open_then_granted_once(backend: Backend, pending_id: str) 
         assert request.status is PendingInputStatus.PENDING
         assert [vote.actor for vote in request.votes] == ["ann"]
         assert [grant.grant_id for grant in await store.grants.list()] == ["g-other"]
-        opened = ["created", "grant_offered", "voted", "grant_offered"]
+        opened = ["created", "grant_offered", "voted"]
         assert kinds(await handler.history(pending_id)) == opened
         scope = GrantScope.from_json(SCOPE)
         accepted, grant = await approve_and_grant(handler, pending_id, scope, by="bob")
@@ -280,6 +280,45 @@ async def test_a_quorum_approval_whose_last_voter_is_killed_as_the_grant_is_writ
     plan = {"op": "grant", "id": pending_id, "scope": SCOPE, "by": "bob"}
     await killed_writing_the_grant(backend, plan)
     await quorum_left_open_then_granted_once(backend, pending_id)
+
+
+REFUSE_VOTES = (
+    "CREATE TRIGGER refuse BEFORE INSERT ON roomkit_history "
+    """WHEN NEW.entry LIKE '%"voted"%' BEGIN SELECT RAISE(ABORT, 'refused'); END"""
+)
+
+
+async def test_a_quorum_voter_killed_as_the_vote_is_written_offers_the_grant_once(
+    backend: Backend,
+) -> None:
+    """A vote's offer is written in the vote's own transaction (script): a process killed
+    while the vote is on its way leaves neither, and the voter's retry offers once."""
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        request = await handler.create_approval(
+            "pay", dict(PAY), approvers=["ann", "bob"], actor_id="agent-7", quorum=2
+        )
+    pending_id = request.pending_id
+    plan = {"op": "grant", "id": pending_id, "scope": SCOPE, "by": "ann"}
+    if isinstance(backend, SQLiteBackend):
+        await killed_once_refused(backend, plan, REFUSE_VOTES)
+    else:
+        await killed_while_writing(backend, plan, b'"voted"')
+    async with backend.make() as store:
+        handler = HumanInputHandler(store=store)
+        assert kinds(await handler.history(pending_id)) == ["created"]
+        scope = GrantScope.from_json(SCOPE)
+        assert await approve_and_grant(handler, pending_id, scope, by="ann") == (True, None)
+        made = await approve_and_grant(handler, pending_id, scope, by="bob")
+        assert made.grant is not None
+        assert made.grant.granted_by == ("ann", "bob")
+        history = await handler.history(pending_id)
+        offered, voted = ["created", "grant_offered", "voted"], ["grant_offered", "voted"]
+        assert kinds(history) == [*offered, *voted, "settled", "granted"]
+        assert (history[1]["actor"], history[3]["actor"]) == ("ann", "bob")
+        audit = handler.audit_trail
+        assert audit is not None
+        assert not check_trail(await audit.read(), None, now=time.time()).problems
 
 
 async def test_a_vote_that_does_not_reach_the_quorum_writes_no_grant(backend: Backend) -> None:
