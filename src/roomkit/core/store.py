@@ -21,7 +21,6 @@ __all__ = [
     "RoomStore",
     "TurnJournal",
     "TurnLeases",
-    "end_turns_of",
     "turn_journal",
 ]
 
@@ -213,22 +212,6 @@ def turn_journal(store: RoomStore) -> TurnJournal | None:
     if getattr(store, "durable", False) and isinstance(store, TurnJournal):
         return store
     return None
-
-
-async def end_turns_of(store: RoomStore, message_id: int, *, room_id: str | None = None) -> None:
-    """Forget the journal's open turns that the message ``message_id`` started (in
-    ``room_id``, when given), once they were cut on purpose or failed: ``resume_pending()``
-    must not run them again. Nothing to do on a room store that keeps no journal.
-
-    Raises:
-        StoreUnavailableError: the store cannot be reached (the turns stay open).
-    """
-    journal = turn_journal(store)
-    if journal is None:
-        return
-    for turn in await journal.open_turns():
-        if turn.state.get("message_id") == message_id and room_id in (None, turn.room_id):
-            await journal.end_turn(turn.turn_id)
 
 
 class InMemoryStore:

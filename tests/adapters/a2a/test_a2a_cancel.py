@@ -182,3 +182,35 @@ async def test_a_cancel_on_another_replica_withdraws_the_approval_the_re_driven_
     ]
     assert not decided
     assert redriving.sent == []
+
+
+async def test_a_cancel_on_another_replica_stops_the_re_driven_turn_at_its_next_step(
+    tmp_path: Path,
+) -> None:
+    """One replica re-drives the turn, which waits on its caller's question; the other takes
+    the cancel and ends the turn in the journal. Told its question was withdrawn, the
+    re-driven turn records nothing more and asks the model nothing."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    questions, rooms = open_stores(url)
+    first = World([ask()], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    async with first.http() as http:
+        task = await first.send(http, text="Paint it")
+    [request] = await first.handler.list_pending(room_id="ctx-1")
+    await gone(first, questions, rooms)
+
+    questions, rooms = open_stores(url)
+    other = World([], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    script = [AIResponse(content="Painted anyway.")]
+    try:
+        restart = restarted(url, tmp_path, script, at_call=True)
+        async with restart as redriving, other.http() as http:
+            canceled = await other.client(http).cancel_task(CancelTaskRequest(id=task.id))
+        owed = await rooms.open_turns()
+    finally:
+        await other.close()
+        await close_stores(questions, rooms)
+    assert get_text_parts(list(canceled.status.message.parts)) == [
+        f"Cancelled; withdrawn: {request.pending_id}"
+    ]
+    assert owed == []
+    assert redriving.provider.calls == []

@@ -1,5 +1,6 @@
-"""A cancel that arrives while ``resume_pending()`` reads the journal at start-up (the server
-serves, the task's turn is not re-driven yet) still stops that turn: it never runs again."""
+"""A cancel that arrives at start-up before the task's turn is re-driven (the server serves
+while ``resume_pending()`` reads the journal, or before it is called at all) still stops
+that turn: it never runs again."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from a2a.helpers.proto_helpers import get_text_parts
-from a2a.types import CancelTaskRequest, Task, TaskState
+from a2a.types import CancelTaskRequest, GetTaskRequest, Task, TaskState
 from a2a_world import FileTaskStore, World, gone, left_on_a_call
 from tests.core.held_journal import HeldJournal
 
-from roomkit import Approval
+from roomkit import Approval, HookResult, HookTrigger
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 from roomkit.tools.approvals import approve
@@ -116,3 +118,59 @@ async def test_a_cancel_while_the_journal_is_read_never_runs_a_turn_cut_mid_roun
     assert canceled.status.state == TaskState.TASK_STATE_CANCELED
     assert (replies, owed) == ([], [])
     assert second.provider.calls == []
+
+
+@pytest.mark.parametrize("approvers", [[], ["boss"]], ids=["the-callers", "named-approvers"])
+@pytest.mark.parametrize("resumer", ["here", "elsewhere"])
+async def test_a_cancel_before_resume_pending_begins_is_never_re_driven(
+    approvers: list[str], resumer: str, tmp_path: Path
+) -> None:
+    """The next server serves before the application calls ``resume_pending()``, and takes
+    the cancel then: the re-drive that comes later, here or in another process on the same
+    stores, never runs the task's turn, the approval it waited on stays withdrawn whoever
+    decides it, and the task stays canceled."""
+    url = f"sqlite:///{tmp_path / 'kit.db'}"
+    approval = Approval(approvers=approvers)
+    task, request = await left_on_a_call(tmp_path, approval)
+
+    script = [AIResponse(content="Sent.")]
+    questions, rooms = open_stores(url)
+    second = World(
+        script, questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path), approval=approval
+    )
+    later = World(script, questions=questions, rooms=rooms, approval=approval)
+    resuming = second if resumer == "here" else later
+    calls: list[str] = []
+
+    @resuming.kit.hook(HookTrigger.BEFORE_TOOL_USE)
+    async def calling(event: Any, context: Any) -> HookResult:
+        calls.append(event.name)
+        return HookResult.allow()
+
+    try:
+        canceled = await cancel(second, task)
+        history = await rooms.list_events("ctx-1", limit=100)
+        replies = await resuming.kit.resume_pending()
+        recorded = await rooms.list_events("ctx-1", limit=100)
+        decided = await resuming.handler.aresolve(request.pending_id, approve(), by="boss")
+        withdrawn = await resuming.handler.get_request(request.pending_id)
+        owed = await resuming.kit.store.open_turns()
+        async with second.http() as http:
+            stored = await second.client(http).get_task(GetTaskRequest(id=task.id))
+    finally:
+        await later.close()
+        await second.close()
+        await close_stores(questions, rooms)
+    assert get_text_parts(list(canceled.status.message.parts)) == [
+        f"Cancelled; withdrawn: {request.pending_id}"
+    ]
+    assert (replies, owed) == ([], [])
+    # The turn never ran again: its call was not reached, and it recorded nothing.
+    assert calls == []
+    assert recorded == history
+    assert not decided
+    assert withdrawn is not None
+    assert withdrawn.withdrawn
+    assert resuming.provider.calls == []
+    assert resuming.sent == []
+    assert stored.status.state == TaskState.TASK_STATE_CANCELED

@@ -5,9 +5,11 @@ restart); the calls that turn was waiting on are cut, and their requests withdra
 whoever decides them: no turn waits for their answer any more. On a durable store a cut call
 leaves its request open for a re-attach by key, which the turn, ended for good, never makes:
 the cancel withdraws it too (the stop names the calls the turn recorded). So it does for a
-turn not running here yet (a re-drive still reading the journal at start-up, which then
-ends the turn without running it) or re-driven in another process: the calls its journal
-records are named. The cancel's message names them among those it withdrew.
+turn not running here: one a re-drive still reads from the journal at start-up is ended
+there without running; one no re-drive has begun yet here, or that another process
+re-drives, is ended in the journal (:func:`end_turns`), so that no ``resume_pending()``
+begun later, here or in another process, runs it; the calls its journal records are named.
+The cancel's message names them among those it withdrew.
 
 The tasks of a context share its room, and each task shows its caller every open request of
 the room it may see; the executor records each showing in the request's history (a
@@ -31,7 +33,7 @@ from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.providers.ai.base import AIResponse
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["Cancelled", "calls_in", "calls_of", "cancel_task"]
+__all__ = ["Cancelled", "calls_in", "cancel_task", "end_turns"]
 
 
 @dataclass
@@ -111,12 +113,13 @@ def calls_in(steps: Sequence[JournalStep]) -> set[str]:
     }
 
 
-async def calls_of(store: RoomStore, match: Callable[[OpenTurn], bool]) -> set[str]:
-    """The ids of the calls the open turns ``match`` picks recorded in the room store's
-    journal (none on a store that keeps no journal).
+async def end_turns(store: RoomStore, match: Callable[[OpenTurn], bool]) -> set[str]:
+    """End in the room store's journal the open turns ``match`` picks, so that no
+    ``resume_pending()``, in this process or another, re-drives them; the ids of the calls
+    they recorded (none on a store that keeps no journal).
 
     Raises:
-        StoreUnavailableError: the store cannot be reached.
+        StoreUnavailableError: the store cannot be reached (a turn not ended stays open).
     """
     journal = turn_journal(store)
     if journal is None:
@@ -125,4 +128,5 @@ async def calls_of(store: RoomStore, match: Callable[[OpenTurn], bool]) -> set[s
     for turn in await journal.open_turns():
         if match(turn):
             calls |= calls_in(await journal.steps(turn.turn_id))
+            await journal.end_turn(turn.turn_id)
     return calls

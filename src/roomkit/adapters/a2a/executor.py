@@ -60,7 +60,7 @@ from roomkit.adapters._feed import (
     turn_owed,
 )
 from roomkit.adapters.a2a._answers import MISSING, Refused, as_text, first_note, settle
-from roomkit.adapters.a2a._cancel import calls_in, calls_of, cancel_task
+from roomkit.adapters.a2a._cancel import calls_in, cancel_task, end_turns
 from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.adapters.a2a._shown import answered_none, record_shown, request_parts, shown_in
 from roomkit.adapters.a2a._tasks import cancelling
@@ -68,7 +68,7 @@ from roomkit.auth.access import Access
 from roomkit.auth.principal import Principal
 from roomkit.core.failed_turns import MESSAGE_NAME
 from roomkit.core.framework import RoomKit
-from roomkit.core.store import OpenTurn, end_turns_of
+from roomkit.core.store import OpenTurn
 from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
 from roomkit.tools.human_input import HumanInputHandler
@@ -192,8 +192,9 @@ class RoomKitExecutor(AgentExecutor):
         model's round or the call it waits on is cancelled, the handler's
         ``on_tool_cancelled`` runs, the requests its calls wait on are withdrawn), and no
         later model round or call runs; one ``resume_pending()`` is still reading from the
-        journal is ended there without running. The turns of the context's other tasks go
-        on.
+        journal is ended there without running, and one not running here is ended in the
+        room store's journal, so that no ``resume_pending()`` called later, here or in
+        another process, runs it. The turns of the context's other tasks go on.
 
         Then the open requests the task asked are withdrawn: those whose history holds a
         ``shown`` entry naming the task. One another task showed too (the tasks of a
@@ -244,18 +245,21 @@ class RoomKitExecutor(AgentExecutor):
         turn = self._task_turns.pop(task_id, None)
         if turn is None or turn.done():
             if not cut:
-                # Not running here: its journal names the calls no turn here will wait on.
-                calls |= await calls_of(self.kit.store, of_task)
+                # Not running here: ended in the journal, so that no re-drive begun later,
+                # here or in another process, runs it; its journal names the calls no turn
+                # will wait on.
+                calls |= await end_turns(self.kit.store, of_task)
+                # A re-drive here that read the journal before the end is cut all the same.
+                await self.kit.resumed.cut(of_task)
             return calls
         turn.cancel()
         await asyncio.wait({turn})
         message_id = self._task_messages.pop(task_id, None)
         if message_id is not None:
-            calls |= await calls_of(
+            # Cut on purpose: a durable room store's journal must not keep it owed.
+            calls |= await end_turns(
                 self.kit.store, lambda open_turn: open_turn.state.get("message_id") == message_id
             )
-            # Cut on purpose: a durable room store's journal must not keep it owed.
-            await end_turns_of(self.kit.store, message_id)
         return calls
 
     def _start_turn(
