@@ -15,6 +15,7 @@ from tests.core.room_stores import DurableRoomStore
 
 from roomkit import InboundMessage, RoomKit, TextContent
 from roomkit.channels.ai import AIChannel
+from roomkit.core.exceptions import TurnNotOpenError
 from roomkit.core.store import JournalStep, OpenTurn, turn_journal
 from roomkit.models.room import Room, RoomEvent
 from roomkit.providers.ai.mock import MockAIProvider
@@ -99,6 +100,29 @@ async def test_a_reply_that_cannot_be_stored_leaves_the_turn_open(
 
     assert await journal.open_turns() == [turn]
     assert await journal.steps("t1") == [JournalStep(0, "response", {"content": "hello"})]
+
+
+@pytest.mark.parametrize("end", ["ended", "finished"])
+async def test_a_step_for_a_turn_no_longer_open_is_refused_with_its_own_error(
+    journal: DurableRoomStore, end: str
+) -> None:
+    """A turn ended elsewhere (an A2A task cancelled on another replica) or finished by
+    another run records no more steps: a ``TurnNotOpenError`` names it, still a
+    ``KeyError`` for callers that catch one."""
+    await journal.record_inbound(said("hi"), [OpenTurn("t1", "r1", "ai", "alice")])
+    await journal.record_step("t1", JournalStep(0, "response", {"content": "hello"}))
+    if end == "ended":
+        await journal.end_turn("t1")
+    else:
+        await journal.finish_turn("t1", None)
+
+    with pytest.raises(TurnNotOpenError, match="No open turn 't1'") as refused:
+        await journal.record_step("t1", JournalStep(1, "result", {}))
+
+    assert isinstance(refused.value, KeyError)
+    assert refused.value.turn_id == "t1"
+    assert await journal.steps("t1") == []
+    assert await journal.open_turns() == []
 
 
 async def test_other_writes_wait_for_a_transaction_and_survive_its_rollback(

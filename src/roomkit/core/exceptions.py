@@ -49,8 +49,10 @@
         ├── StoreFormatError            the store holds another format version of its records
         │   └── StoreOutdatedError      opened to read (create=False), and made by an earlier
         │                               version: left as it was, not brought up to date
-        └── StoreNotFoundError          also LookupError: opened to read (create=False), and no
-                                        store is there; nothing was created
+        ├── StoreNotFoundError          also LookupError: opened to read (create=False), and no
+        │                               store is there; nothing was created
+        └── TurnNotOpenError            also KeyError: a step recorded for a turn the room
+                                        store's journal does not hold open (ended elsewhere)
 
 ``ToolRefusedError``, ``ToolFailedError`` and ``UnservedToolCallError`` steer the tool loop;
 they are signals, not bugs. Where the spec promises a standard type (``wait()`` raises
@@ -108,6 +110,7 @@ __all__ = [
     "ToolFailedError",
     "ToolRefusedError",
     "ToolTimeoutError",
+    "TurnNotOpenError",
     "UnknownRequestError",
     "UnservedToolCallError",
     "VoteNeedsActorError",
@@ -347,6 +350,25 @@ class StoreOutdatedError(StoreFormatError):
 class StoreNotFoundError(StoreError, LookupError):
     """A store opened only to read what is there (``create=False``) found none: the file is
     missing, empty, or holds no roomkit tables. Nothing was created or changed in it."""
+
+
+class TurnNotOpenError(StoreError, KeyError):
+    """A step recorded for a turn the room store's journal does not hold open: never begun,
+    or ended since (finished by another run, or ended elsewhere: its A2A task cancelled on
+    another replica). A turn that meets it stops there, as the turn was ended; callers that
+    catch ``KeyError`` still do."""
+
+    def __init__(self, turn_id: str) -> None:
+        super().__init__(
+            f"No open turn {turn_id!r}: call begin_turn() first; a turn ended (finished, "
+            "or ended elsewhere) records no more steps"
+        )
+        self.turn_id = turn_id
+        """The turn the step was for."""
+
+    def __str__(self) -> str:
+        # A KeyError's text quotes its key; this one's is its sentence.
+        return str(self.args[0])
 
 
 class DeskAuthError(RoomKitError, PermissionError):

@@ -137,7 +137,8 @@ class TurnJournal(Protocol):
        answers no stored message is begun on its own with ``begin_turn``.)
     2. ``record_step`` records what the turn does as it happens: the conversation it
        starts from, each model response, each call's result. A step for a turn no longer
-       open is refused, so a run that lost the race to finish a turn stops there.
+       open is refused (``TurnNotOpenError``), so a run that lost the race to finish a
+       turn, or whose turn was ended elsewhere (``end_turn``), stops there.
     3. ``finish_turn`` stores the turn's reply and ends the turn, together: a finished
        turn always has its reply in the history, and a reply is stored once.
 
@@ -163,7 +164,7 @@ class TurnJournal(Protocol):
         """Record a step (a step with the same index is replaced).
 
         Raises:
-            KeyError: the turn was never begun, or has ended.
+            TurnNotOpenError: the turn was never begun, or has ended (also a ``KeyError``).
         """
 
     async def steps(self, turn_id: str) -> list[JournalStep]:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
+from roomkit.core.exceptions import TurnNotOpenError
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent
@@ -230,11 +231,13 @@ class SQLRooms(Opened):
         """Record a step; a step with the same index is replaced.
 
         Raises:
-            KeyError: the turn was not begun, or has ended.
+            TurnNotOpenError: the turn was not begun, or has ended (also a ``KeyError``).
             TypeError: the payload is not JSON-ready.
         """
-        missing = f"No open turn {turn_id!r}: call begin_turn() first"
-        await self._write(self._sql.upsert_step, rows.step_params(turn_id, step), missing=missing)
+        try:
+            await self._write(self._sql.upsert_step, rows.step_params(turn_id, step))
+        except KeyError:
+            raise TurnNotOpenError(turn_id) from None
 
     async def steps(self, turn_id: str) -> list[JournalStep]:
         """The turn's steps, by index.

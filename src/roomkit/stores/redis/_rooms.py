@@ -26,6 +26,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from roomkit.core.exceptions import TurnNotOpenError
 from roomkit.core.lifecycle import Opened
 from roomkit.core.store import JournalStep, OpenTurn
 from roomkit.models.event_ids import has_event_node, reserve_event_ids
@@ -383,7 +384,7 @@ class RedisRoomStore(Opened):
         """Record a step; a step with the same index is replaced.
 
         Raises:
-            KeyError: the turn was not begun, or has ended.
+            TurnNotOpenError: the turn was not begun, or has ended (also a ``KeyError``).
             TypeError: the payload is not JSON-ready.
         """
         record = records.encode_step(step)
@@ -392,7 +393,7 @@ class RedisRoomStore(Opened):
         try:
             await self._run.write(scripts.RECORD_STEP, keys, [turn_id, step.index, record])
         except Refused:
-            raise KeyError(f"No open turn {turn_id!r}: call begin_turn() first") from None
+            raise TurnNotOpenError(turn_id) from None
 
     async def steps(self, turn_id: str) -> list[JournalStep]:
         """The turn's steps, by index.
