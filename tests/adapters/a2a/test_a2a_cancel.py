@@ -4,6 +4,8 @@ test_a2a_cancel_turn)."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 
 import pytest
@@ -15,8 +17,19 @@ from a2a_world import FileTaskStore, World, ask, asked, gone, left_on_a_call, re
 
 from roomkit import Approval
 from roomkit.desk.stores import close_stores, open_stores
-from roomkit.providers.ai.base import AIResponse
+from roomkit.providers.ai.base import AIResponse, AIToolCall
 from roomkit.tools.approvals import approve
+
+
+def told(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    """What the log told of errors and of turns ended elsewhere: each such record's level,
+    and ``"Turn ended elsewhere"`` or its message."""
+    return [
+        (record.levelname, "Turn ended elsewhere" if ended else record.getMessage())
+        for record in caplog.records
+        if (ended := "was ended elsewhere" in record.getMessage())
+        or record.levelno >= logging.ERROR
+    ]
 
 
 async def test_cancelling_one_task_leaves_the_request_another_task_of_the_context_showed() -> None:
@@ -185,11 +198,13 @@ async def test_a_cancel_on_another_replica_withdraws_the_approval_the_re_driven_
 
 
 async def test_a_cancel_on_another_replica_stops_the_re_driven_turn_at_its_next_step(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """One replica re-drives the turn, which waits on its caller's question; the other takes
     the cancel and ends the turn in the journal. Told its question was withdrawn, the
-    re-driven turn records nothing more and asks the model nothing."""
+    re-driven turn records nothing more and asks the model nothing: it stops with one
+    line saying it was ended elsewhere, and nothing is logged as an error."""
+    caplog.set_level(logging.INFO, logger="roomkit")
     url = f"sqlite:///{tmp_path / 'kit.db'}"
     questions, rooms = open_stores(url)
     first = World([ask()], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
@@ -214,3 +229,47 @@ async def test_a_cancel_on_another_replica_stops_the_re_driven_turn_at_its_next_
     ]
     assert owed == []
     assert redriving.provider.calls == []
+    assert told(caplog) == [("INFO", "Turn ended elsewhere")]
+
+
+@pytest.mark.parametrize("questions_asked", [1, 2], ids=["one-call", "two-calls"])
+async def test_a_cancel_on_another_replica_stops_the_live_turn_at_its_next_step(
+    questions_asked: int, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A turn runs on one replica and waits on its caller's questions (one call, or two of
+    one round); the other replica, on the same stores, takes the cancel and ends the turn
+    in the journal. Told its questions were withdrawn, the running turn stops there: it
+    asks the model nothing more, adds nothing to the room, fails nothing, and says once
+    that it was ended elsewhere."""
+    caplog.set_level(logging.INFO, logger="roomkit")
+    questions, rooms = open_stores(f"sqlite:///{tmp_path / 'kit.db'}")
+    calls = [
+        AIToolCall(id=f"c{n}", name="AskUserQuestion", arguments={"question": f"Colour {n}?"})
+        for n in range(questions_asked)
+    ]
+    script = [AIResponse(tool_calls=calls), AIResponse(content="Painted anyway.")]
+    running = World(script, questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    other = World([], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
+    try:
+        async with running.http() as http:
+            task = await running.send(http, text="Paint it")
+        asked_ids = {r.pending_id for r in await running.handler.list_pending(room_id="ctx-1")}
+        [turn] = [t for t in asyncio.all_tasks() if t.get_name() == "a2a-turn-ctx-1"]
+        history = await rooms.list_events("ctx-1", limit=100)
+        async with other.http() as http:
+            canceled = await other.client(http).cancel_task(CancelTaskRequest(id=task.id))
+        failures = await turn
+        recorded = await rooms.list_events("ctx-1", limit=100)
+        owed = await rooms.open_turns()
+    finally:
+        await other.close()
+        await running.close()
+        await close_stores(questions, rooms)
+    [said] = get_text_parts(list(canceled.status.message.parts))
+    assert said.startswith("Cancelled; withdrawn: ")
+    assert set(said.removeprefix("Cancelled; withdrawn: ").split(", ")) == asked_ids
+    assert len(asked_ids) == questions_asked
+    assert (failures, owed) == ([], [])
+    assert recorded == history
+    assert len(running.provider.calls) == 1
+    assert told(caplog) == [("INFO", "Turn ended elsewhere")]

@@ -26,6 +26,7 @@ from roomkit.channels._calls.site import CallSite, room_context
 from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal
 from roomkit.channels.ai._model import generate
+from roomkit.core.exceptions import TurnNotOpenError
 from roomkit.core.failed_turns import ends_failed_turn
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import RoomContext
@@ -164,11 +165,16 @@ class Turn:
         """Run one round's calls concurrently; results in call order."""
         if len(calls) == 1:
             return [await self._journaled(calls[0], round_no, 0)]
-        async with asyncio.TaskGroup() as group:
-            tasks = [
-                group.create_task(self._journaled(call, round_no, position))
-                for position, call in enumerate(calls)
-            ]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [
+                    group.create_task(self._journaled(call, round_no, position))
+                    for position, call in enumerate(calls)
+                ]
+        except* TurnNotOpenError as ended:
+            # A result the journal refused: the turn was ended elsewhere, its other calls
+            # are cut, and the turn stops as with one call.
+            raise ended.exceptions[0] from None
         return [task.result() for task in tasks]
 
     async def _journaled(self, call: AIToolCall, round_no: int, position: int) -> AIToolResultPart:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from roomkit.channels.ai import _external
 from roomkit.channels.ai._journal import Journal, journal_for
 from roomkit.channels.ai._turn import Turn, conversation_for, history_messages
 from roomkit.channels.ai._wiring import wire_external
+from roomkit.core.exceptions import TurnNotOpenError
 from roomkit.core.store import OpenTurn
 from roomkit.core.tasks import cancel_and_wait
 from roomkit.models.enums import ChannelType
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from roomkit.core.framework import RoomKit
 
 __all__ = ["AIChannel"]
+
+logger = logging.getLogger("roomkit.channels.ai")
 
 
 class AIChannel(ToolChannel):
@@ -240,7 +244,9 @@ class AIChannel(ToolChannel):
         """Run ``turn`` in a task of its own, so ``close()`` can cut it; return its reply.
 
         A journaled turn stores its reply and ends in one write; a turn cut before that
-        stays open for ``resume_pending()``.
+        stays open for ``resume_pending()``. One ended elsewhere meanwhile (its A2A task
+        cancelled on another replica) stops at its next step, whose record the journal
+        refuses: no model round or call runs after it, and it has no reply.
         """
         room_id = turn.room_id
         task = asyncio.get_running_loop().create_task(self._run(turn, messages))
@@ -254,6 +260,17 @@ class AIChannel(ToolChannel):
             if current is not None and current.cancelling():
                 task.cancel()
                 raise
+            return None
+        except TurnNotOpenError:
+            if turn.journal is None:
+                raise
+            # Its journal refused a step: the turn was ended meanwhile, not failed.
+            logger.info(
+                "Turn %s in room %s was ended elsewhere (cancelled, or finished by another "
+                "run): stopped at its next step, without a reply",
+                turn.journal.turn.turn_id,
+                room_id,
+            )
             return None
         finally:
             if task.done():
