@@ -45,7 +45,9 @@ def lazy_exports(
             # `imports_passed_through()`) then passes the module through from the worker,
             # where importlib would load it afresh for every workflow, on the worker's loop.
             module = __import__(f"{package}.{home}", fromlist=[name])
-        except ModuleNotFoundError as error:
+        except ImportError as error:
+            # A submodule that words its own failure raises a plain ImportError naming the
+            # library; the package's names raise ModuleNotFoundError either way.
             if extra is None or library is None:
                 raise
             if error.name is None or not error.name.startswith(library):

@@ -54,8 +54,21 @@ def test_a_store_without_its_client_names_the_extra(
         ("from roomkit.notify import Email", ("aiosmtplib",), "notify"),
         ("from roomkit.mcp import HumanInputMCPServer", ("mcp_types",), "mcp"),
         ("from roomkit.tools.mcp import MCPTools", ("mcp", "mcp_types"), "mcp"),
+        ("import roomkit.notify.slack_blocks", ("slack_sdk",), "slack"),
+        ("import roomkit.adapters.temporal.updates", ("temporalio",), "temporal"),
+        ("import roomkit.adapters.temporal.rooms", ("temporalio",), "temporal"),
     ],
-    ids=["desk", "desk-stores", "webhook", "email", "mcp-server", "mcp-tools"],
+    ids=[
+        "desk",
+        "desk-stores",
+        "webhook",
+        "email",
+        "mcp-server",
+        "mcp-tools",
+        "slack-blocks",
+        "temporal-updates",
+        "temporal-rooms",
+    ],
 )
 def test_a_module_without_its_library_names_the_extra(
     statement: str, blocked: tuple[str, ...], extra: str

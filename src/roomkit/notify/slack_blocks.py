@@ -21,16 +21,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from slack_sdk.models.blocks import (
-    ActionsBlock,
-    Block,
-    ButtonElement,
-    ContextBlock,
-    HeaderBlock,
-    MarkdownTextObject,
-    PlainTextObject,
-    SectionBlock,
-)
+from roomkit._extras import requires_extra
+
+with requires_extra("roomkit.notify.slack_blocks", "slack"):
+    from slack_sdk.models.blocks import (
+        ActionsBlock,
+        Block,
+        ButtonElement,
+        ContextBlock,
+        HeaderBlock,
+        MarkdownTextObject,
+        PlainTextObject,
+        SectionBlock,
+    )
 
 from roomkit.models.kinds import Kind, option_labels
 from roomkit.models.pending_input import PendingInput, arguments_digest

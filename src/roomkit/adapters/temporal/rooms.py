@@ -13,8 +13,11 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from temporalio.client import Client, WithStartWorkflowOperation
-from temporalio.common import WorkflowIDConflictPolicy
+from roomkit._extras import requires_extra
+
+with requires_extra("roomkit.adapters.temporal", "temporal"):
+    from temporalio.client import Client, WithStartWorkflowOperation
+    from temporalio.common import WorkflowIDConflictPolicy
 
 __all__ = ["room_workflow_id", "send_to_room"]
 

@@ -46,13 +46,16 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from temporalio.client import (
-    Client,
-    WorkflowExecutionStatus,
-    WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
-)
-from temporalio.service import RPCError, RPCStatusCode
+from roomkit._extras import requires_extra
+
+with requires_extra("roomkit.adapters.temporal", "temporal"):
+    from temporalio.client import (
+        Client,
+        WorkflowExecutionStatus,
+        WorkflowUpdateFailedError,
+        WorkflowUpdateRPCTimeoutOrCancelledError,
+    )
+    from temporalio.service import RPCError, RPCStatusCode
 
 from roomkit.adapters.temporal._ended import (
     BY_UPDATE,
