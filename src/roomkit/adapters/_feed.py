@@ -41,6 +41,7 @@ from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = [
     "DEADLINE_GRACE",
+    "OPENED_BY",
     "RECENT",
     "STRANDED",
     "EventKey",
@@ -96,6 +97,13 @@ class RoomLocks:
         return lock
 
 
+OPENED_BY = "roomkit.opened_by"
+"""The key of a room's metadata naming the person whose first use made it. It is written
+with the room, in the one write that makes it: when the process that made the room has not
+yet put its person on the roster (or never will, stopped between the writes), that person's
+next use, here or in another process, finishes opening it instead of being refused."""
+
+
 async def may_open_room(
     kit: RoomKit,
     access: Access,
@@ -106,8 +114,11 @@ async def may_open_room(
     """Whether :func:`open_room` would open the room for ``principal`` now, changing
     nothing: a door asks before it checks the rest of a request, and opens the room only
     once it takes the request."""
-    if await kit.store.get_room(room_id) is None:
+    room = await kit.store.get_room(room_id)
+    if room is None:
         return not await handler.list_pending(room_id=room_id)
+    if room.metadata.get(OPENED_BY) == principal.actor_id:
+        return True
     return await access.can_see_room(principal, room_id)
 
 
@@ -124,22 +135,41 @@ async def open_room(
     no record yet its id already holds requests (asked there by another door, say an MCP
     server's room): whoever named it first would see the questions asked of no one in it.
 
-    Callers of one room take its :class:`RoomLocks` lock around this: two first uses at once
-    then make it once. Another process making it at the same moment is one of them.
+    The room is made naming its person (:data:`OPENED_BY`), then ``channels`` are attached
+    and the person put on its roster, last: a room whose person is not on its roster yet is
+    one whose opening another use of theirs finishes (a first use in another process at the
+    same moment, or one stopped between the writes). Callers of one room take its
+    :class:`RoomLocks` lock around this: two first uses at once then make it once.
     """
-    if await kit.store.get_room(room_id) is None:
+    actor_id = principal.actor_id
+    room = await kit.store.get_room(room_id)
+    made = False
+    if room is None:
         if await handler.list_pending(room_id=room_id):
             return False
         try:
-            await kit.create_room(room_id)
+            room = await kit.create_room(room_id, metadata={OPENED_BY: actor_id})
+            made = True
         except ValueError:
-            pass  # made by another process just now: a room that exists
-        else:
-            await kit.add_participant(room_id, principal.actor_id)
-            for channel_id in channels:
-                await kit.attach_channel(room_id, channel_id)
-            return True
+            # Made by another process just now: a room that exists.
+            room = await kit.store.get_room(room_id)
+    if room is not None and room.metadata.get(OPENED_BY) == actor_id:
+        if made or actor_id not in await access.participants(room_id):
+            await _finish_opening(kit, room_id, actor_id, channels)
+        return True
     return await access.can_see_room(principal, room_id)
+
+
+async def _finish_opening(
+    kit: RoomKit, room_id: str, actor_id: str, channels: Sequence[str]
+) -> None:
+    """Attach the ``channels`` the room lacks, then put ``actor_id`` on its roster: the
+    person on the roster says the room was opened whole."""
+    bound = {binding.channel_id for binding in await kit.store.list_bindings(room_id)}
+    for channel_id in channels:
+        if channel_id not in bound:
+            await kit.attach_channel(room_id, channel_id)
+    await kit.add_participant(room_id, actor_id)
 
 
 class FeedChannel(TransportChannel):
