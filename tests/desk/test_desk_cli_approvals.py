@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 
 import pytest
@@ -165,7 +166,8 @@ async def test_a_decision_copied_from_show_is_refused_once_the_arguments_changed
     for code, _, err in refused[:1] + refused[2:3]:
         assert code == 1
         assert "The desk refused it: " in err
-        assert "409" not in err
+        # The status is not shown (an id or a digest in the text may hold those digits).
+        assert re.search(r"\b409\b", err) is None
         assert '"to": "carol"' in err
     record = await world.handler.get_request(pending_id)
     assert record is not None
