@@ -23,10 +23,11 @@ import enum
 import functools
 import logging
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from roomkit.adapters._message_claims import MessageClaims
 from roomkit.auth.access import Access
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
 from roomkit.auth.principal import Principal
@@ -338,6 +339,7 @@ def run_turns(
     name: str,
     logger: logging.Logger,
     on_recorded: Callable[[RoomEvent], object] | None = None,
+    claims: MessageClaims | None = None,
 ) -> asyncio.Task[list[TurnFailure]]:
     """Run ``turns`` (each a message and what the log calls it) in the room, in order, in a
     task named ``name`` that ``running`` holds until it ends; the task's result is the turns
@@ -356,6 +358,11 @@ def run_turns(
     calls it (its metadata's ``MESSAGE_NAME``), so that a turn of it re-driven after a
     restart fails under the same name. ``on_recorded`` is called with each message's event
     once the room store has it (``process_inbound``'s).
+
+    With ``claims``, each message is claimed before it runs
+    (:mod:`roomkit.adapters._message_claims`): one another process holds, or the room holds
+    already, runs here neither, nor do the messages after it (the process that holds it runs
+    them after it, in order); one whose turn failed before the room recorded it is given back.
     """
 
     async def run() -> list[TurnFailure]:
@@ -364,7 +371,13 @@ def run_turns(
             inbound = dataclasses.replace(sent, metadata={**sent.metadata, MESSAGE_NAME: what})
             recorded: list[RoomEvent] = []
             note = functools.partial(_noted, recorded, on_recorded)
+            claimed = False
             try:
+                if claims is not None:
+                    if not await claims.claim(room_id, inbound):
+                        logger.info("%s runs in another process", what)
+                        break
+                    claimed = True
                 # Answers come through the door's own way (a follow-up on the task that
                 # asked, a resume): a new message answers no open request.
                 await kit.process_inbound(
@@ -374,21 +387,40 @@ def run_turns(
                 logger.exception("The turn of %s failed", what)
                 failure = TurnFailure(what, bool(recorded), type(error).__name__)
                 failures.append(failure)
-                if recorded:
-                    try:
-                        await record_failure(
-                            kit.store, recorded[0], failure.error, channel_id=agent
-                        )
-                    except Exception:
-                        logger.exception(
-                            "The failure of %s is missing from the room's history", what
-                        )
+                unclaim = claims.release if claimed and claims is not None else None
+                await _failed(kit, agent, failure, recorded, unclaim, room_id, inbound, logger)
         return failures
 
     task = asyncio.get_running_loop().create_task(run(), name=name)
     running.add(task)
     task.add_done_callback(running.discard)
     return task
+
+
+async def _failed(
+    kit: RoomKit,
+    agent: str,
+    failure: TurnFailure,
+    recorded: list[RoomEvent],
+    unclaim: Callable[[str, InboundMessage], Awaitable[None]] | None,
+    room_id: str,
+    inbound: InboundMessage,
+    logger: logging.Logger,
+) -> None:
+    """Record ``failure`` in the room when the room holds its message; else give back the
+    claim on the message (``unclaim``), so that it runs when it is sent again."""
+    what = failure.what
+    if recorded:
+        try:
+            await record_failure(kit.store, recorded[0], failure.error, channel_id=agent)
+        except Exception:
+            logger.exception("The failure of %s is missing from the room's history", what)
+    elif unclaim is not None:
+        try:
+            await unclaim(room_id, inbound)
+        except Exception:
+            # Its lease lapses all the same: sent again after it, the message runs.
+            logger.exception("The claim on %s was not given back", what)
 
 
 def _noted(
