@@ -15,6 +15,12 @@ and one request must not run the agent (and the model behind it) thousands of ti
 a run one of whose new user messages holds no text but blank (``empty_message``): the text
 is the turn's prompt, and the model must not run on none. A run with no new user message (a
 resume alone) starts no turn and is taken.
+
+The same run can reach two server processes on one store at the same moment (a retry, two
+tabs): each reads the thread before either records the message. Each message is claimed in
+the handler's ledger just before it runs (:mod:`roomkit.adapters._message_claims`): a run
+that loses the claim starts no turn for it, nor for the messages after it, and follows the
+thread as it follows a turn running elsewhere.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ag_ui.core import RunAgentInput
 
 from roomkit.adapters._feed import RECENT, TurnFailure, run_turns
+from roomkit.adapters._message_claims import MessageClaims
 from roomkit.adapters.agui._events import message_id_of
 from roomkit.adapters.agui._interrupts import RunRefused, named
 from roomkit.auth.principal import Principal
@@ -126,6 +133,8 @@ def _start(
         agent=thread.agent,
         name=f"agui-turns-{thread_id}",
         logger=logger,
+        # Another process may receive the same run at the same moment: one runs each message.
+        claims=MessageClaims(thread.kit, thread.handler),
     )
 
     thread.starting.update(dict.fromkeys(started, task))
