@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from roomkit.auth.ledger import KEPT_PAST_EXPIRY
 from roomkit.desk import (
     SECRET_ENV,
     Principal,
@@ -199,15 +200,18 @@ async def test_the_ledger_spends_a_link_once_and_can_refund_it() -> None:
 
 
 async def test_the_memory_ledger_forgets_entries_once_they_expire() -> None:
+    """A spent link's entry is kept a day past the link's expiry, then forgotten."""
     now = [NOW]
     memory = MemoryLedger(clock=lambda: now[0])
     ledger = LinkLedger(memory)
     for index in range(1024):
         await ledger.spend(Principal("b", request_id="r", link_id=f"o{index}", expires_at=NOW + 1))
     now[0] = NOW + 2
+    assert await memory.read_spent(["desk:link:o1"]) == {"desk:link:o1": NOW}
+    now[0] = NOW + 2 + KEPT_PAST_EXPIRY
     await ledger.spend(Principal("b", request_id="r", link_id="new", expires_at=NOW + 60))
     assert len(memory) == 1
-    assert await memory.read_spent(["desk:link:new", "desk:link:o1"]) == {"desk:link:new": NOW + 2}
+    assert await memory.read_spent(["desk:link:new", "desk:link:o1"]) == {"desk:link:new": now[0]}
 
 
 def test_the_desk_exports_its_token_names_as_roomkit_auth_makes_them() -> None:

@@ -18,11 +18,13 @@ if TYPE_CHECKING:
     from roomkit.stores import SpendLedger
 
 __all__ = [
+    "KEPT_PAST_EXPIRY",
     "LINK_USED",
     "REVOKED",
     "SIGN_IN_USED",
     "LinkLedger",
     "actor_entry",
+    "kept_until",
     "link_entry",
     "revoked_link_entry",
     "token_entry",
@@ -50,6 +52,21 @@ def token_entry(token_id: str) -> str:
 def actor_entry(actor_id: str) -> str:
     """The ledger entry that revokes an actor's credentials issued until its time."""
     return f"desk:actor:{actor_id}"
+
+
+KEPT_PAST_EXPIRY = 86_400.0
+"""Seconds the ledger keeps a spent link or a revoked credential past its expiry: a day.
+
+The desk reads a credential's expiry on its own clock, and the store forgets entries on its
+own (a PostgreSQL store keeps the server's time): a desk whose clock runs behind the store's,
+or was set back, still takes the credential after the store's clock has passed its expiry,
+and must still find it spent or revoked."""
+
+
+def kept_until(expires_at: float | None) -> float | None:
+    """Until when the ledger keeps the entry of a credential expiring at ``expires_at``
+    (``None``, a credential that never expires: for good)."""
+    return None if expires_at is None else expires_at + KEPT_PAST_EXPIRY
 
 
 LINK_USED = "This answer link was already used"
@@ -93,9 +110,9 @@ class LinkLedger:
     """Spent answer links and revoked credentials, in the handler's store ledger.
 
     Single use is the ledger's check-and-set: :meth:`spend` says ``True`` to the first
-    caller only, in whichever desk process on the store it runs; a link stays spent until it
-    expires, across restarts. Revocations (``roomkit revoke``) are read from the same
-    ledger on every authentication.
+    caller only, in whichever desk process on the store it runs; a link stays spent, across
+    restarts, until :data:`KEPT_PAST_EXPIRY` after it expires. Revocations (``roomkit
+    revoke``) are read from the same ledger on every authentication.
 
     Args:
         ledger: the handler's ledger (``handler.ledger``).
@@ -135,7 +152,7 @@ class LinkLedger:
         if principal.link_id is None:
             return False
         entry = link_entry(principal.link_id)
-        return await self.ledger.spend_once(entry, until=principal.expires_at)
+        return await self.ledger.spend_once(entry, until=kept_until(principal.expires_at))
 
     async def refund(self, principal: Principal) -> None:
         """Undo :meth:`spend` for an answer that was refused before it settled anything.

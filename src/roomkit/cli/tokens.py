@@ -66,7 +66,13 @@ def token(args: argparse.Namespace) -> int:
 
 def revoke(args: argparse.Namespace) -> int:
     """``roomkit revoke``: record one token, or every token of an actor, as spent."""
-    from roomkit.auth.ledger import actor_entry, link_entry, revoked_link_entry, token_entry
+    from roomkit.auth.ledger import (
+        actor_entry,
+        kept_until,
+        link_entry,
+        revoked_link_entry,
+        token_entry,
+    )
     from roomkit.auth.names import check_actor_name
     from roomkit.auth.principal import CredentialKind
     from roomkit.auth.tokens import token_claims, token_kind
@@ -99,7 +105,7 @@ def revoke(args: argparse.Namespace) -> int:
                 "This token carries no id (it predates revocation): revoke its actor's "
                 f"tokens with `roomkit revoke --actor {printable(claims['sub'])}`"
             )
-        until = None if claims.get("exp") is None else float(claims["exp"])
+        until = kept_until(None if claims.get("exp") is None else float(claims["exp"]))
         kind = token_kind(claims)
         # A link is refused by its link entry, whether it answers or signs in; its revoked
         # entry refuses it too where a spent link still reads its request.
