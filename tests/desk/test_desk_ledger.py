@@ -18,6 +18,7 @@ from roomkit.auth.gate import Use
 from roomkit.cli import main
 from roomkit.desk import issue_answer_link, issue_sign_in_link
 from roomkit.desk.stores import open_stores
+from roomkit.notify.links import AnswerLinks
 from roomkit.tools.human_input import HumanInputHandler
 
 SCHEMA = {"type": "integer", "minimum": 1}
@@ -270,6 +271,30 @@ async def test_revoking_a_sign_in_link_spends_it(
         401,
         "This sign-in link was already used: ask for a fresh one",
     )
+
+
+async def test_revoking_a_link_as_it_was_sent_revokes_its_token(
+    place: Place, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``roomkit revoke`` takes a link whole, as a notice or ``roomkit desk`` shows it
+    (``<desk>/#token=...``), and revokes the token in its fragment."""
+    pending_id = await ask(place, "bob")
+    answer_url = AnswerLinks("https://desk.example", SECRET).url(pending_id, "bob", 600)
+    sign_in = issue_sign_in_link(SECRET, "admin", admin=True)
+    desk = place.desk()
+    await desk.handler.list_pending()  # the desk that printed the link read its store
+    answer_code, answer_said = await place.cli(capsys, "revoke", answer_url)
+    sign_in_code, sign_in_said = await place.cli(
+        capsys, "revoke", f"http://127.0.0.1:8765/#token={sign_in}"
+    )
+    answer = bearer(answer_url.partition("#token=")[2])
+    async with desk.client() as client:
+        seen = await client.get("/api/link", headers=answer)
+        traded = await client.post("/api/sign-in", headers=bearer(sign_in))
+    assert (answer_code, answer_said.strip()) == (0, "Revoked the answer link of bob")
+    assert (sign_in_code, sign_in_said.strip()) == (0, "Revoked the sign-in link of admin")
+    assert (seen.status_code, seen.json()["detail"]) == (401, "This token was revoked")
+    assert traded.status_code == 401
 
 
 async def closed_with(ws: ClientConnection) -> tuple[int, str]:

@@ -13,6 +13,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qs
 
 from roomkit.auth.tokens import DEFAULT_TOKEN_TTL, SECRET_ENV
 from roomkit.cli._common import (
@@ -64,6 +65,14 @@ def token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _token_of(given: str) -> str:
+    """The token ``roomkit revoke`` was given: itself, or the one a link carries in its
+    fragment (``<desk>/#token=...``, as a notice or ``roomkit desk`` shows it)."""
+    _, hashed, fragment = given.partition("#")
+    found = parse_qs(fragment).get("token") if hashed else None
+    return found[0] if found else given
+
+
 def revoke(args: argparse.Namespace) -> int:
     """``roomkit revoke``: record one token, or every token of an actor, as spent."""
     from roomkit.auth.ledger import (
@@ -97,7 +106,7 @@ def revoke(args: argparse.Namespace) -> int:
         entry, what = actor_entry(args.actor), f"every token of {printable(args.actor)}"
     else:
         try:
-            claims = token_claims(existing_secret(args.data_dir), args.token)
+            claims = token_claims(existing_secret(args.data_dir), _token_of(args.token))
         except DeskAuthError as error:
             raise Failure(f"Not a token of this desk: {error}", 2) from None
         if not isinstance(claims.get("jti"), str):
@@ -163,7 +172,11 @@ def add_parsers(
     revoking = commands.add_parser(
         "revoke", parents=[data_dir], help="revoke a token, or every token of an actor"
     )
-    revoking.add_argument("token", nargs="?", help="the token (or answer link) to revoke")
+    revoking.add_argument(
+        "token",
+        nargs="?",
+        help="the token to revoke, or the link that carries it (<desk>/#token=...)",
+    )
     revoking.add_argument("--actor", help="revoke every token of this actor issued until now")
     add_store_option(revoking, required=False)
     revoking.set_defaults(run=revoke)
