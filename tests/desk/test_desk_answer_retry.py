@@ -4,7 +4,8 @@ On Redis the first answer really fails: the server runs the settle, its reply is
 the server is killed (or the server freezes as the settle reaches it), so the desk answers
 503. Once the server is back, the same person sending the same answer is told 200; a
 different answer or another person gets 409. An answer through a single-use link whose
-spend's reply is lost (the client sends the spend again) is the link's one use: 200.
+spend's reply is lost (the client sends the spend again) is the link's one use: 200; one
+whose link the store went down too soon to give back is told so, and where to answer.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tests.tools.human_input.stores.redis_server import running_redis
 from roomkit.desk import issue_answer_link
 from roomkit.stores.redis import RedisStore
 from roomkit.stores.redis._ledger import SPEND
+from roomkit.stores.redis._scripts import SETTLE
 from roomkit.tools.human_input import HumanInputHandler
 
 
@@ -176,3 +178,41 @@ async def test_an_answer_link_whose_spend_lost_its_reply_answers_once(tmp_path: 
     assert (answered[1]["result"], answered[1]["settled_by"]) == ("blue", "bob")
     assert again[0] == 401
     assert [entry["actor"] for entry in history if entry["type"] == "settled"] == ["bob"]
+
+
+async def test_an_answer_link_the_store_could_not_give_back_says_where_to_answer(
+    tmp_path: Path,
+) -> None:
+    """The server stops between the link's spend and the settle: nothing is recorded and the
+    link cannot be given back, so the 503 says to sign in to answer, not to send it again
+    through the link (which the desk refuses as used)."""
+    with running_redis(tmp_path) as server:
+        async with (
+            asyncio.timeout(30),
+            Relay(server.port) as relay,
+            RedisStore(
+                relay.url, prefix=f"desk{os.urandom(4).hex()}", settle_retry=0, timeout=1.0
+            ) as store,
+        ):
+            world = World(handler=HumanInputHandler(store=store))
+            await world.room("room", "alice", "bob")
+            # A first answer loads the settle script: the call stopped below is the settle.
+            warm_up = await world.ask({"question": "Warm?"}, actor_id="bob")
+            pending_id = await world.ask({"question": "Colour?"}, actor_id="bob")
+            async with world.client() as client:
+                assert (await post_answer(client, warm_up, "yes", "bob"))[0] == 200
+                link = issue_answer_link(SECRET, pending_id, "bob", 600)
+                relay.call_before(hashlib.sha1(SETTLE.encode()).hexdigest().encode(), server.stop)
+                refused = await post_answer(client, pending_id, "blue", link)
+                await asyncio.to_thread(server.start)
+                again = await post_answer(client, pending_id, "blue", link)
+                held = await world.handler.get_request(pending_id)
+            await world.handler.close()
+
+    assert refused[0] == 503
+    assert "answer link could not be given back" in refused[1]["detail"]
+    assert "sign in to the desk" in refused[1]["detail"]
+    assert "send it again" not in refused[1]["detail"]
+    assert again[0] == 401
+    assert held is not None
+    assert held.status == "pending"

@@ -154,14 +154,17 @@ class LinkLedger:
         entry = link_entry(principal.link_id)
         return await self.ledger.spend_once(entry, until=kept_until(principal.expires_at))
 
-    async def refund(self, principal: Principal) -> None:
+    async def refund(self, principal: Principal) -> bool:
         """Undo :meth:`spend` for an answer that was refused before it settled anything.
 
-        When the store cannot be reached, the link stays spent (logged): failing closed.
+        Returns ``False`` when the store cannot be reached: the link stays spent (logged),
+        failing closed; ``True`` otherwise (a principal without a link has nothing to undo).
         """
         if principal.link_id is None:
-            return
+            return True
         try:
             await self.ledger.refund_spent(link_entry(principal.link_id))
         except StoreError:
             logger.warning("Could not refund an answer link: the store is unreachable")
+            return False
+        return True

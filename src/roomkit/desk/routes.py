@@ -75,6 +75,13 @@ UNKNOWN = (
     "a 409 shows how the request was settled)"
 )
 """Why an answer or a refusal got 503 when the store stopped answering as it settled."""
+LINK_KEPT = (
+    "The request store {}, and this answer link could not be given back, so it works no "
+    "more: open it again to see how the request stands once the store is back, and sign in to "
+    "the desk to answer it there if it is still open"
+)
+"""Why an answer through a link got 503 when the store went before the link was given back;
+the blank says what the store did (``did not answer``, ``is unavailable``)."""
 SURFACE = "desk"
 """The surface of the requests the HTTP API shows, in their history's ``shown`` entries."""
 HISTORY_LIMIT = 50
@@ -182,7 +189,8 @@ def build_router(desk: "Desk") -> DeskRouter:
         The link is refunded when nothing was settled because the answer did not fit (422),
         the arguments changed after they were shown (409), or the store could not be reached
         (503, saying that whether it was recorded is unknown when the store stopped
-        answering); a request settled first by someone else gets 409. Returns the request
+        answering, and where to answer when the link could not be refunded); a request
+        settled first by someone else gets 409. Returns the request
         as it stands once settled.
         """
         request_id = request.pending_id
@@ -196,7 +204,7 @@ def build_router(desk: "Desk") -> DeskRouter:
             await desk.ledger.refund(caller)
             raise HTTPException(status_code=409, detail=str(changed)) from None
         except StoreError as error:
-            await desk.ledger.refund(caller)
+            given_back = await desk.ledger.refund(caller)
             metrics.store_error()
             logger.warning(
                 "The desk could not reach the request store: %s",
@@ -205,6 +213,9 @@ def build_router(desk: "Desk") -> DeskRouter:
             )
             unknown = isinstance(error, StoreUnavailableError)
             detail = UNKNOWN if unknown else "The request store is unavailable"
+            if not given_back:
+                # Sent again through the link, it would be refused as used.
+                detail = LINK_KEPT.format("did not answer" if unknown else "is unavailable")
             raise HTTPException(status_code=503, detail=detail) from None
         if not won:
             latest = await handler.get_request(request_id)
