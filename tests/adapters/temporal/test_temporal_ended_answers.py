@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.common import RetryPolicy
 from tests.adapters.temporal.conftest import World, running
-from tests.adapters.temporal.workflows import AskAtOnce
+from tests.adapters.temporal.workflows import AskAtOnce, AskThenFail
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
@@ -19,6 +20,7 @@ SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 
 TERMINATED = "the workflow ended (terminated) before it was answered"
 TIMED_OUT = "the workflow ended (timed out) before it was answered"
+FAILED = "the workflow ended (failed) before it was answered"
 
 
 async def asking(world: World, handle: WorkflowHandle, count: int) -> list[str]:
@@ -117,3 +119,22 @@ async def test_a_delivery_that_finds_the_run_terminated_withdraws_its_other_requ
     )
     assert await world.desk_handler.list_pending() == []
     assert await withdrawn_for(world, ids[1]) == ended(TERMINATED)
+
+
+@SQLITE_ONLY
+async def test_an_answer_to_a_run_its_retry_asks_again_for_is_refused_and_the_retry_answered(
+    world: World,
+) -> None:
+    """A retry starts its asks afresh: the failed run's open request is withdrawn when
+    answered (the answer would reach no run), and the retry's request takes the answer."""
+    async with running(world.worker(AskThenFail), world.notifier(handler=world.desk_handler)):
+        handle = await world.start(AskThenFail, retry_policy=RetryPolicy(maximum_attempts=2))
+        [first] = await asking(world, handle, 1)
+        await handle.signal(AskThenFail.fail)
+        retried = await world.created.next()
+        late = await world.answer(first, "alice", {"answer": "Hotel H"})
+        answered = await world.answer(retried, "alice", {"answer": "Hotel I"})
+        result = await handle.result()
+    assert (late.status_code, late.json()) == (409, {"detail": f"Withdrawn: {FAILED}"})
+    assert await withdrawn_for(world, first) == ended(FAILED)
+    assert (answered.status_code, result) == (200, {"answer": "Hotel I"})

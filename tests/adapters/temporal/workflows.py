@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal import (
@@ -225,3 +226,26 @@ async def _transfer(arguments: dict[str, Any]) -> dict[str, Any]:
     except _FAILURES as error:
         return _failed(error)
     return {"answer": answer}
+
+
+@workflow.defn
+class AskThenFail:
+    """On its first attempt, asks and fails while the person is asked (told to by the signal
+    ``fail``); a retry asks the same question afresh and returns the answer."""
+
+    def __init__(self) -> None:
+        self.failing = False
+        self.asked: asyncio.Future[str] | None = None
+
+    @workflow.run
+    async def run(self) -> dict[str, Any]:
+        asking = ask_person("choose", {"question": "Which hotel?"}, actor="alice", room_id="room")
+        if workflow.info().attempt > 1:
+            return {"answer": await asking}
+        self.asked = asyncio.ensure_future(asking)  # left open when the run fails
+        await workflow.wait_condition(lambda: self.failing)
+        raise ApplicationError("a later step failed")
+
+    @workflow.signal
+    def fail(self) -> None:
+        self.failing = True

@@ -10,7 +10,8 @@ accepted update with the outcome's id, or one of roomkit's activities completing
 request's outcome, followed by a workflow task that completed (the workflow code read it).
 
 A run that ended (terminated, timed out, ...) while its requests were open, with no run in
-its place (a reset's, a retry's) that could re-attach to them, takes none of their answers:
+its place (a reset's) that re-attaches to them, takes none of their answers (a retry, or a
+run continued as new, asks afresh):
 they are withdrawn, saying how the run ended, when an answer comes (:func:`check_run`, the
 handler's answer check) or when a delivery finds the run ended (:func:`withdraw_ended`).
 """
@@ -35,7 +36,7 @@ from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["BY_UPDATE", "HOW_ENDED", "check_run", "taken_by", "withdraw_ended"]
+__all__ = ["BY_UPDATE", "HOW_ENDED", "check_run", "stands_in", "taken_by", "withdraw_ended"]
 
 logger = logging.getLogger("roomkit.adapters.temporal")
 
@@ -130,8 +131,9 @@ def unanswered(ended: str) -> str:
 
 async def run_ended(client: Client, origin: Origin) -> str | None:
     """How the run ``origin`` ended (as :data:`HOW_ENDED` says it), when no run of its
-    chain runs now; ``None`` while it runs, or a run in its place does (a reset's or a
-    retry's, which re-attaches to its requests), or Temporal keeps no such run.
+    chain runs now that re-attaches to its requests; ``None`` while it runs, or a run in its
+    place does (a reset's), or Temporal keeps no such run. A retry and a run continued as
+    new start their asks afresh: they take none of the ended run's answers.
 
     Raises:
         RPCError: Temporal cannot be reached for now: nothing is known of the run.
@@ -144,14 +146,41 @@ async def run_ended(client: Client, origin: Origin) -> str | None:
             return None
         first = described.raw_description.workflow_execution_info.first_run_id
         latest = await client.get_workflow_handle(origin.workflow_id).describe()
+        same_chain = latest.raw_description.workflow_execution_info.first_run_id == first
+        if (
+            same_chain
+            and latest.status is WorkflowExecutionStatus.RUNNING
+            and await stands_in(client, origin, latest.run_id)
+        ):
+            return None
     except RPCError as error:
         if error.status is not RPCStatusCode.NOT_FOUND:
             raise
         return None
-    same_chain = latest.raw_description.workflow_execution_info.first_run_id == first
-    if same_chain and latest.status is WorkflowExecutionStatus.RUNNING:
-        return None
     return ended
+
+
+async def stands_in(client: Client, origin: Origin, run_id: str) -> bool:
+    """Whether the run ``run_id``, of the chain of the run ``origin``, re-attaches to the
+    requests ``origin`` made: an ask's key holds the run its run continues (and the chain's
+    first run), which a reset's run keeps and a retry's, or a run continued as new, does not.
+
+    Raises:
+        RPCError: either run's history cannot be read for now.
+    """
+    if run_id == origin.run_id:
+        return True
+    return await _continues(client, origin.workflow_id, run_id) == await _continues(
+        client, origin.workflow_id, origin.run_id
+    )
+
+
+async def _continues(client: Client, workflow_id: str, run_id: str) -> str:
+    """The run the run ``run_id`` continues, as its start says (``""`` for none)."""
+    handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+    async for event in handle.fetch_history_events(page_size=1):
+        return str(event.workflow_execution_started_event_attributes.continued_execution_run_id)
+    return ""
 
 
 async def withdraw_run(handler: HumanInputHandler, origin: Origin, reason: str) -> None:
