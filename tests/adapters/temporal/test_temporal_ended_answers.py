@@ -12,7 +12,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.common import RetryPolicy
 from tests.adapters.temporal.conftest import World, running
-from tests.adapters.temporal.workflows import AskAtOnce, AskThenFail
+from tests.adapters.temporal.workflows import AskAtOnce, AskThenFail, ContinueWhileAsking
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 
@@ -21,6 +21,7 @@ SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 TERMINATED = "the workflow ended (terminated) before it was answered"
 TIMED_OUT = "the workflow ended (timed out) before it was answered"
 FAILED = "the workflow ended (failed) before it was answered"
+CONTINUED = "the workflow continued as new before it was answered"
 
 
 async def asking(world: World, handle: WorkflowHandle, count: int) -> list[str]:
@@ -137,4 +138,24 @@ async def test_an_answer_to_a_run_its_retry_asks_again_for_is_refused_and_the_re
         result = await handle.result()
     assert (late.status_code, late.json()) == (409, {"detail": f"Withdrawn: {FAILED}"})
     assert await withdrawn_for(world, first) == ended(FAILED)
+    assert (answered.status_code, result) == (200, {"answer": "Hotel I"})
+
+
+@SQLITE_ONLY
+async def test_an_answer_to_a_run_that_continued_as_new_is_refused_and_the_new_run_answered(
+    world: World,
+) -> None:
+    """A run continued as new while a person is asked asks afresh: the old request is
+    withdrawn when answered, saying so, and the new run's request takes the answer."""
+    workflow = ContinueWhileAsking
+    async with running(world.worker(workflow), world.notifier(handler=world.desk_handler)):
+        handle = await world.start(workflow, False)
+        [first] = await asking(world, handle, 1)
+        await handle.signal(workflow.next)
+        continued = await world.created.next()
+        late = await world.answer(first, "alice", {"answer": "Hotel H"})
+        answered = await world.answer(continued, "alice", {"answer": "Hotel I"})
+        result = await world.client.get_workflow_handle(handle.id).result()
+    assert (late.status_code, late.json()) == (409, {"detail": f"Withdrawn: {CONTINUED}"})
+    assert await withdrawn_for(world, first) == ended(CONTINUED)
     assert (answered.status_code, result) == (200, {"answer": "Hotel I"})

@@ -249,3 +249,26 @@ class AskThenFail:
     @workflow.signal
     def fail(self) -> None:
         self.failing = True
+
+
+@workflow.defn
+class ContinueWhileAsking:
+    """Asks, and continues as new while the person is asked (told to by the signal
+    ``next``); the new run asks the same question afresh and returns the answer."""
+
+    def __init__(self) -> None:
+        self.going_on = False
+        self.asked: asyncio.Future[str] | None = None
+
+    @workflow.run
+    async def run(self, continued: bool) -> dict[str, Any]:
+        asking = ask_person("choose", {"question": "Which hotel?"}, actor="alice", room_id="room")
+        if continued:
+            return {"answer": await asking}
+        self.asked = asyncio.ensure_future(asking)  # left open when the run continues
+        await workflow.wait_condition(lambda: self.going_on)
+        workflow.continue_as_new(True)
+
+    @workflow.signal
+    def next(self) -> None:
+        self.going_on = True
