@@ -19,14 +19,44 @@ wrong with a text that is not one.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal, NoReturn, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, Self
 
 from roomkit.models.json_limits import arguments_problem, circular_at
 
-__all__ = ["Approve", "Decision", "DecisionKind", "Edit", "Reject", "Respond"]
+if TYPE_CHECKING:
+    from roomkit.models.pending_input import PendingInput
+
+__all__ = [
+    "ALL_DECISIONS",
+    "DECISIONS_KEY",
+    "Approve",
+    "Decision",
+    "DecisionKind",
+    "Edit",
+    "Reject",
+    "Respond",
+    "allowed_decisions",
+]
 
 DecisionKind = Literal["approve", "edit", "reject", "respond"]
 """The kinds of decision a person gives on a held call."""
+ALL_DECISIONS: tuple[DecisionKind, ...] = ("approve", "edit", "reject", "respond")
+"""Every kind of decision, in the order of the builders."""
+DECISIONS_KEY = "x-roomkit-decisions"
+"""The key of an approval's ``answer_schema`` listing the decisions it takes, when not all.
+
+It travels inside the schema so that every store keeps it without a column of its own; a
+JSON Schema validator ignores a keyword it does not know."""
+
+
+def allowed_decisions(request: PendingInput) -> tuple[DecisionKind, ...]:
+    """The decisions the approval ``request`` takes, in the order of the builders: every
+    surface offers these and no other (a framework's approval may take fewer)."""
+    schema = request.answer_schema
+    listed = schema.get(DECISIONS_KEY) if isinstance(schema, dict) else None
+    if not isinstance(listed, list):
+        return ALL_DECISIONS
+    return tuple(kind for kind in ALL_DECISIONS if kind in listed)
 
 
 def _wire(value: dict[str, Any]) -> str:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from roomkit.core.context_vars import bound
 from roomkit.core.exceptions import InvalidAnswerError, VoteNeedsActorError
-from roomkit.models.decisions import Approve
+from roomkit.models.decisions import ALL_DECISIONS, DECISIONS_KEY, Approve, allowed_decisions
 from roomkit.models.history import Entry
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
 from roomkit.stores import Ballot, check_entry, new_entry, settled_entry
@@ -64,12 +64,6 @@ __all__ = [
 ]
 
 APPROVAL = "approval"
-DECISIONS_KEY = "x-roomkit-decisions"
-"""The key of an approval's ``answer_schema`` listing the decisions it takes, when not all.
-
-It travels inside the schema so that every store keeps it without a column of its own; a
-JSON Schema validator ignores a keyword it does not know."""
-ALL_DECISIONS = ("approve", "edit", "reject", "respond")
 APPROVED = Approve().canonical
 MAX_DESCRIPTION_CHARS = 4000
 """The longest tool description an approval's history keeps (a longer one is cut)."""
@@ -128,15 +122,6 @@ def check_actors(actors: Iterable[str], *, name: str = "approvers") -> tuple[str
     if isinstance(actors, str):
         raise TypeError(f"{name} is a collection of actor ids: pass [{actors!r}], not a string")
     return actor_ids(actors, name=name, single=f"{name} must hold non-empty actor ids")
-
-
-def allowed_decisions(request: PendingInput) -> tuple[str, ...]:
-    """The decisions the approval ``request`` takes, in the order of the builders."""
-    schema = request.answer_schema
-    listed = schema.get(DECISIONS_KEY) if isinstance(schema, dict) else None
-    if not isinstance(listed, list):
-        return ALL_DECISIONS
-    return tuple(kind for kind in ALL_DECISIONS if kind in listed)
 
 
 def _check_decisions(decisions: Iterable[str] | None) -> list[str] | None:
