@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.push.ntfy_server import NtfyServer
+from tests.push.phones import phone_surfaces
 from tests.push.push_service import PushService
 
-from roomkit.notify import Notifier, Ntfy
+from roomkit.notify import Notifier
 from roomkit.notify.push_subscriptions import PushSubscriptions, subscription_of
 from roomkit.notify.webpush import WebPush
 from roomkit.tools.human_input import HumanInputHandler
@@ -17,7 +18,6 @@ from roomkit.tools.human_input import HumanInputHandler
 SECRET = "the tests' desk secret, 0123456789abcdef"
 DESK = "https://desk.example.com"
 SUBJECT = "mailto:ops@example.com"
-TOPIC = "approvals-{actor}-k3v9q"
 
 # "Amount: <RLO>0001" shows as "Amount: 1000" on a screen that honours the override.
 REVERSED = {"iban": "DE89 3704 0044", "amount": "\u202e0001", "memo": "ok\u2066\u2067\u2069"}
@@ -36,12 +36,7 @@ async def test_text_that_steers_how_a_notice_reads_is_shown_as_replaced(tmp_path
     the push nor the ntfy notice: each shows as a replacement character."""
     handler = HumanInputHandler()
     async with PushService() as service, NtfyServer() as ntfy:
-        phone = service.browser("phone")
-        PushSubscriptions(tmp_path).add("alice", subscription_of(phone.subscription()))
-        surfaces = [
-            WebPush(SUBJECT, data_dir=tmp_path, push_hosts=[service.origin]),
-            Ntfy(ntfy.url, TOPIC),
-        ]
+        surfaces = phone_surfaces(tmp_path, service, ntfy)
         notifier = Notifier(handler, surfaces, desk_url=DESK, link_secret=SECRET)
         async with notifier:
             await handler.create_approval(

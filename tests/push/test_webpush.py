@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from aiohttp import web
+from tests.push.phones import tap
 from tests.push.push_service import Browser, PushService
 
 from roomkit import RoomKit
@@ -500,14 +501,7 @@ async def test_the_delegate_s_phone_gets_the_question_and_answers_it_for_the_app
             note = question.message["notification"]
             token = note["navigate"].split("#token=", 1)[1]
             assert token_claims(SECRET, token)["sub"] == "carol"
-            approve = note["data"]["answers"]["approve"]
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url=DESK) as desk:
-                tapped = await desk.post(
-                    approve["url"].removeprefix(DESK),
-                    json=approve["body"],
-                    headers={"Authorization": f"Bearer {token}"},
-                )
+            tapped = await tap(app, note, "approve")
             assert tapped.status_code == 200, tapped.text
             [_, settled] = await service.wait_for(2)
             await notifier.wait_idle()

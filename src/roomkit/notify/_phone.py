@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
+from roomkit.models.decisions import allowed_decisions
 from roomkit.models.kinds import Kind
 from roomkit.notify.surface import Notice
 from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind, shown
@@ -64,7 +65,8 @@ def link_token(answer_url: str | None) -> str | None:
 
 def answers_of(notice: Notice) -> list[PhoneAnswer]:
     """The buttons that answer ``notice``'s request in one tap; none once it settled, without
-    an answer link, or for a request that takes more than a tap (free text, a form, options)."""
+    an answer link, or for a request that takes more than a tap (free text, a form, options).
+    An approval gets Approve and Reject, those of the two it takes."""
     request = notice.request
     if notice.type == "question_settled" or not notice.answer_url or not notice.desk_url:
         return []
@@ -73,7 +75,7 @@ def answers_of(notice: Notice) -> list[PhoneAnswer]:
     if kind == "approval":
         digest = getattr(request, "arguments_digest", None)
         named = {} if digest is None else {"digest": digest}
-        return [
+        buttons = [
             PhoneAnswer(
                 "approve", "Approve", f"{api}/answer", {"decision": "approve", **named}, "Approved"
             ),
@@ -81,6 +83,9 @@ def answers_of(notice: Notice) -> list[PhoneAnswer]:
                 "reject", "Reject", f"{api}/reject", {"reason": REJECT_REASON, **named}, "Rejected"
             ),
         ]
+        # An approval may take fewer decisions (a framework's): a button it refuses is none.
+        allowed = allowed_decisions(request)
+        return [button for button in buttons if button.action in allowed]
     if kind == Kind.CONFIRM:
         return [
             PhoneAnswer("yes", "Yes", f"{api}/answer", {"confirmed": True}, "Confirmed"),
