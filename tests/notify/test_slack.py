@@ -167,6 +167,27 @@ async def test_an_approval_has_approve_and_reject(slack: Slack, slack_api: Slack
     assert _texts(blocks)[0] == "Approval needed: send_email"
 
 
+async def test_an_approval_that_takes_no_approve_has_no_approve_button(
+    slack: Slack, slack_api: SlackAPI
+) -> None:
+    """A framework's approval may take fewer decisions: the message offers only those."""
+    request = await HumanInputHandler().create_approval(
+        "send_email",
+        {"to": "bob@example.com"},
+        approvers=["alice"],
+        decisions=["edit", "reject"],
+        room_id="trip",
+        actor_id="alice",
+    )
+    await slack.send(_notice(request))
+    blocks = _parsed(slack_api.posted()[0]["blocks"])
+    digest = arguments_digest("send_email", {"to": "bob@example.com"})
+    assert [action for _, action, _ in _buttons(blocks)] == [
+        f"roomkit:reject:{digest}",
+        "roomkit:open",
+    ]
+
+
 @pytest.mark.parametrize(
     "arguments",
     [

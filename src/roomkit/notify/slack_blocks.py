@@ -35,6 +35,7 @@ with requires_extra("roomkit.notify.slack_blocks", "slack"):
         SectionBlock,
     )
 
+from roomkit.models.decisions import allowed_decisions
 from roomkit.models.kinds import Kind, option_labels
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify.surface import Notice
@@ -115,18 +116,22 @@ def notification_text(notice: Notice, *, in_channel: bool = False) -> str:
     return clip(escape(f"{line}: {first}"), _NOTIFICATION_MAX)
 
 
+_DECIDING = (("approve", "Approve", "primary"), ("reject", "Reject", "danger"))
+"""The decisions an approval's message takes in one click: each button's decision, text and
+style."""
+
+
 def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
     """The buttons that answer ``request`` in one click (none for the other shapes)."""
     if kind == "approval":
         # Each names the arguments the message shows: a click decides on those or on none.
         named = request.arguments_digest or arguments_digest(request.tool_name, request.arguments)
+        # An approval may take fewer decisions (a framework's): a button it refuses is none.
+        allowed = allowed_decisions(request)
         return [
-            ButtonElement(
-                text="Approve", action_id=f"{ACTION_PREFIX}approve:{named}", style="primary"
-            ),
-            ButtonElement(
-                text="Reject", action_id=f"{ACTION_PREFIX}reject:{named}", style="danger"
-            ),
+            ButtonElement(text=text, action_id=f"{ACTION_PREFIX}{decision}:{named}", style=style)
+            for decision, text, style in _DECIDING
+            if decision in allowed
         ]
     if kind == Kind.CONFIRM:
         return [
