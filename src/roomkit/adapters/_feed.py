@@ -362,7 +362,8 @@ def run_turns(
     With ``claims``, each message is claimed before it runs
     (:mod:`roomkit.adapters._message_claims`): one another process holds, or the room holds
     already, runs here neither, nor do the messages after it (the process that holds it runs
-    them after it, in order); one whose turn failed before the room recorded it is given back.
+    after it those its own run carries, in order; a later message only this run carries
+    runs in neither); one whose turn failed before the room recorded it is given back.
     """
 
     async def run() -> list[TurnFailure]:

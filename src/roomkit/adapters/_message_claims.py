@@ -14,6 +14,7 @@ and one whose recording failed gives it back at once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from roomkit.adapters._claims import ledger_name
@@ -45,36 +46,55 @@ class MessageClaims:
         handler: the human-input handler whose ledger keeps the claims.
     """
 
-    __slots__ = ("handler", "kit")
+    __slots__ = ("_held", "handler", "kit")
 
     def __init__(self, kit: RoomKit, handler: HumanInputHandler) -> None:
         self.kit = kit
         self.handler = handler
+        # The claims this process holds, each with the end of its lease.
+        self._held: dict[str, float] = {}
 
     async def claim(self, room_id: str, message: InboundMessage) -> bool:
         """Claim ``message`` for this process; ``False`` when another process holds it, or
         the room holds it already (recorded by an earlier holder whose claim lapsed).
 
         Raises:
-            StoreUnavailableError: the ledger or the room store cannot be reached.
+            StoreUnavailableError: the ledger or the room store cannot be reached (a claim
+                taken before the room store failed is given back).
         """
         entry = _entry(room_id, message)
         if entry is None:
             return True
         until = ledger_now(self.handler) + CLAIM_LEASE
-        if not await self.handler.ledger.spend_once(entry, until=until):
+        ledger = self.handler.ledger
+        if not await ledger.spend_once(entry, until=until):
             return False
-        return not await self._recorded(room_id, message)
+        try:
+            recorded = await self._recorded(room_id, message)
+        except BaseException:
+            # Unclaimed again: the run fails before the message, which is sent again.
+            with contextlib.suppress(Exception):
+                await ledger.refund_spent(entry)
+            raise
+        if not recorded:
+            self._held[entry] = until
+        return not recorded
 
     async def release(self, room_id: str, message: InboundMessage) -> None:
         """Give the claim on ``message`` back: it was not recorded (its turn failed first),
-        and its sender is told to send it again.
+        and its sender is told to send it again. A claim whose lease is over is not given
+        back (another process may hold the message since), nor is one this process does
+        not hold.
 
         Raises:
             StoreUnavailableError: the ledger cannot be reached.
         """
         entry = _entry(room_id, message)
-        if entry is not None:
+        if entry is None:
+            return
+        until = self._held.pop(entry, None)
+        # A claim past its lease may be another process's by now: it is left to lapse.
+        if until is not None and ledger_now(self.handler) < until:
             await self.handler.ledger.refund_spent(entry)
 
     async def _recorded(self, room_id: str, message: InboundMessage) -> bool:
