@@ -23,7 +23,7 @@ import enum
 import functools
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -372,13 +372,10 @@ def run_turns(
             inbound = dataclasses.replace(sent, metadata={**sent.metadata, MESSAGE_NAME: what})
             recorded: list[RoomEvent] = []
             note = functools.partial(_noted, recorded, on_recorded)
-            claimed = False
             try:
-                if claims is not None:
-                    if not await claims.claim(room_id, inbound):
-                        logger.info("%s runs in another process", what)
-                        break
-                    claimed = True
+                if claims is not None and not await claims.claim(room_id, inbound):
+                    logger.info("%s runs in another process", what)
+                    break
                 # Answers come through the door's own way (a follow-up on the task that
                 # asked, a resume): a new message answers no open request.
                 await kit.process_inbound(
@@ -388,8 +385,7 @@ def run_turns(
                 logger.exception("The turn of %s failed", what)
                 failure = TurnFailure(what, bool(recorded), type(error).__name__)
                 failures.append(failure)
-                unclaim = claims.release if claimed and claims is not None else None
-                await _failed(kit, agent, failure, recorded, unclaim, room_id, inbound, logger)
+                await _failed(kit, agent, failure, recorded, claims, room_id, inbound, logger)
         return failures
 
     task = asyncio.get_running_loop().create_task(run(), name=name)
@@ -403,22 +399,23 @@ async def _failed(
     agent: str,
     failure: TurnFailure,
     recorded: list[RoomEvent],
-    unclaim: Callable[[str, InboundMessage], Awaitable[None]] | None,
+    claims: MessageClaims | None,
     room_id: str,
     inbound: InboundMessage,
     logger: logging.Logger,
 ) -> None:
     """Record ``failure`` in the room when the room holds its message; else give back the
-    claim on the message (``unclaim``), so that it runs when it is sent again."""
+    claim on the message this process holds (of ``claims``), so that it runs when it is
+    sent again."""
     what = failure.what
     if recorded:
         try:
             await record_failure(kit.store, recorded[0], failure.error, channel_id=agent)
         except Exception:
             logger.exception("The failure of %s is missing from the room's history", what)
-    elif unclaim is not None:
+    elif claims is not None:
         try:
-            await unclaim(room_id, inbound)
+            await claims.release(room_id, inbound)
         except Exception:
             # Its lease lapses all the same: sent again after it, the message runs.
             logger.exception("The claim on %s was not given back", what)

@@ -267,15 +267,26 @@ async def gone(world: World, questions: Any, rooms: Any) -> None:
     await close_stores(questions, rooms)
 
 
-async def left_on_a_call(folder: Path, approval: Approval) -> tuple[Task, PendingInput]:
-    """A server process on the stores in ``folder`` (``kit.db``) takes a task ("Mail bob")
-    to the approval its ``send`` call waits on, then goes: the task, and the approval."""
+async def left_on_a_call(
+    folder: Path,
+    approval: Approval | None = None,
+    *,
+    call: AIResponse | None = None,
+    text: str = "Mail bob",
+) -> tuple[Task, PendingInput]:
+    """A server process on the stores in ``folder`` (``kit.db``) takes a task (``text``) to
+    the request its ``call`` waits on (the approval of a ``send``, by default), then goes:
+    the task, and the request."""
     questions, rooms = open_stores(f"sqlite:///{folder / 'kit.db'}")
     first = World(
-        [send()], questions=questions, rooms=rooms, tasks=FileTaskStore(folder), approval=approval
+        [send() if call is None else call],
+        questions=questions,
+        rooms=rooms,
+        tasks=FileTaskStore(folder),
+        approval=approval,
     )
     async with first.http() as http:
-        task = await first.send(http, text="Mail bob")
+        task = await first.send(http, text=text)
     [request] = await first.handler.list_pending(room_id="ctx-1")
     await gone(first, questions, rooms)
     return task, request

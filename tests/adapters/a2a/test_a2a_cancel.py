@@ -94,12 +94,7 @@ async def test_a_cancel_after_a_restart_withdraws_what_the_task_asked(tmp_path: 
     cancel down, and it is still carried out. The approval is withdrawn, the task's
     message says so, and the re-driven turn sends nothing."""
     url = f"sqlite:///{tmp_path / 'kit.db'}"
-    questions, rooms = open_stores(url)
-    first = World([send()], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
-    async with first.http() as http:
-        task = await first.send(http, text="Mail bob")
-    [request] = await first.handler.list_pending(room_id="ctx-1")
-    await gone(first, questions, rooms)
+    task, request = await left_on_a_call(tmp_path)
 
     script = [AIResponse(content="Not sent.")]
     async with restarted(url, tmp_path, script) as second, second.http() as http:
@@ -206,12 +201,7 @@ async def test_a_cancel_on_another_replica_stops_the_re_driven_turn_at_its_next_
     line saying it was ended elsewhere, and nothing is logged as an error."""
     caplog.set_level(logging.INFO, logger="roomkit")
     url = f"sqlite:///{tmp_path / 'kit.db'}"
-    questions, rooms = open_stores(url)
-    first = World([ask()], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
-    async with first.http() as http:
-        task = await first.send(http, text="Paint it")
-    [request] = await first.handler.list_pending(room_id="ctx-1")
-    await gone(first, questions, rooms)
+    task, request = await left_on_a_call(tmp_path, call=ask(), text="Paint it")
 
     questions, rooms = open_stores(url)
     other = World([], questions=questions, rooms=rooms, tasks=FileTaskStore(tmp_path))
