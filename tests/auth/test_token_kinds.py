@@ -30,6 +30,7 @@ from roomkit.auth import (
 )
 from roomkit.auth.tokens import _sign, token_claims
 from roomkit.desk import create_desk_app
+from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 LEGACY = json.loads((Path(__file__).parent / "legacy_tokens.json").read_text())
@@ -127,7 +128,7 @@ def test_a_kind_claim_that_disagrees_with_the_others_is_malformed() -> None:
         token_claims(SECRET, unknown)
 
 
-async def test_the_desk_and_mcp_take_legacy_tokens_as_before() -> None:
+async def test_the_desk_and_mcp_take_legacy_tokens_as_before(tmp_path: Path) -> None:
     """A desk signed with the fixture's secret: a legacy sign-in link signs in, once, and
     opens nothing else; ``roomkit mcp --http`` takes a legacy person's token and refuses the
     legacy links."""
@@ -135,7 +136,10 @@ async def test_the_desk_and_mcp_take_legacy_tokens_as_before() -> None:
     from roomkit.mcp import HumanInputMCPServer
     from roomkit.mcp.command import bearer_app
 
-    app = create_desk_app(RoomKit(), handler=HumanInputHandler(), secret=SECRET)
+    # On a shared store: a memory desk takes only the sign-in links issued since it started.
+    store = SQLiteStore(tmp_path / "desk.db")
+    handler = HumanInputHandler(store=store)
+    app = create_desk_app(RoomKit(), handler=handler, secret=SECRET)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://desk.test"
     ) as desk:
@@ -148,6 +152,7 @@ async def test_the_desk_and_mcp_take_legacy_tokens_as_before() -> None:
     assert "only signs in" in link_me.json()["detail"]
     assert (signed_in.status_code, signed_in.json()["admin"]) == (200, True)
     assert again.status_code == 401
+    await store.close()
 
     mcp = bearer_app(HumanInputMCPServer(HumanInputHandler()), SECRET.encode())
     initialize = {

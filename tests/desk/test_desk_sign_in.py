@@ -54,6 +54,24 @@ async def test_a_sign_in_link_is_traded_for_a_token_once() -> None:
     assert (again.status_code, again.json()["detail"]) == (401, USED)
 
 
+async def test_a_used_sign_in_link_stays_used_after_a_memory_desk_restarts() -> None:
+    """A desk on the memory store forgets its spent links when it stops, so it takes only
+    sign-in links issued since it started."""
+    first = World()
+    link = issue_sign_in_link(SECRET, "admin", admin=True)
+    async with first.client() as client:
+        traded = await trade(client, link)
+    restarted = World()
+    fresh = issue_sign_in_link(SECRET, "admin", admin=True)
+    async with restarted.client() as client:
+        before = await trade(client, link)
+        since = await trade(client, fresh)
+    assert traded.status_code == 200
+    assert before.status_code == 401
+    assert "before this desk started" in before.json()["detail"]
+    assert since.status_code == 200
+
+
 async def test_a_sign_in_link_reads_and_answers_nothing_itself() -> None:
     world = World()
     pending_id = await world.ask(actor_id="admin")

@@ -46,6 +46,13 @@ from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["Desk", "default_handler", "desk_router"]
 
+SIGN_IN_BEFORE_START = (
+    "This sign-in link is from before this desk started: on the memory store a desk cannot "
+    "tell whether it was used, so it takes only links issued since; open the link it printed "
+    "when it started (or run it with a shared --store)"
+)
+"""Why a desk whose ledger lives in its process refuses a sign-in link issued before it."""
+
 
 def default_handler(kit: RoomKit) -> HumanInputHandler:
     """The kit's one routed human-input handler.
@@ -114,6 +121,8 @@ class Desk:
                 )
         self.kit = kit
         self.handler = handler if handler is not None else default_handler(kit)
+        # A ledger in this process forgot, at the last restart, which links were spent.
+        self._started = time.time()
         self.limits = limits if limits is not None else DeskLimits()
         self.authenticator: Authenticator = auth
         self.allowed_origins = (
@@ -184,12 +193,16 @@ class Desk:
         it expires (:data:`~roomkit.desk.tokens.SESSION_TTL` from now).
 
         Raises:
-            HTTPException: 401 when the link was already used (through any desk process);
-                404 when the desk has an authenticator of the application's own, and so
-                no secret to sign with.
+            HTTPException: 401 when the link was already used (through any desk process),
+                or, on the memory store, was issued before this desk started; 404 when the
+                desk has an authenticator of the application's own, and so no secret to sign
+                with.
         """
         if self._secret is None:
             raise HTTPException(status_code=404, detail="This desk signs no tokens")
+        issued = principal.issued_at
+        if not self.handler.durable and (issued is None or issued < self._started):
+            raise HTTPException(status_code=401, detail=SIGN_IN_BEFORE_START)
         if not await self.ledger.spend(principal):
             raise HTTPException(status_code=401, detail=SIGN_IN_USED)
         now = time.time()
