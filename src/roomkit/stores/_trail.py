@@ -106,11 +106,10 @@ def stored_text(value: Any) -> str:
 
 
 def _stored_int(value: Any) -> int:
-    """A number column's value; ``-1`` when it holds no whole number (tampered with)."""
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return -1
+    """A number column's value; ``-1`` when it holds no whole number (tampered with): text,
+    bytes, or a real, which SQLite keeps as a hand edit wrote it (a fraction, an infinity)
+    where it would have stored a whole one as an integer."""
+    return value if type(value) is int else -1
 
 
 class Anchoring:

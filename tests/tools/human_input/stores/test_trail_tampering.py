@@ -319,10 +319,15 @@ def test_an_untouched_trail_verifies_with_its_checkpoints(
             "UPDATE roomkit_history SET seq = 'x' WHERE seq = 1",
             "breaks at entry 1: it is stored as entry -1",
         ),
+        (
+            "UPDATE roomkit_history SET seq = 1.5 WHERE seq = 1",
+            "breaks at entry 1: it is stored as entry -1",
+        ),
         ("UPDATE roomkit_chains SET length = 'abc'", "does not hold: its signature"),
+        ("UPDATE roomkit_chains SET length = 9e999", "does not hold: its signature"),
         ("UPDATE roomkit_chains SET epoch = 'zz'", "does not hold: its signature"),
     ],
-    ids=["seq", "length", "epoch"],
+    ids=["seq", "fractional seq", "length", "infinite length", "epoch"],
 )
 def test_a_number_column_holding_text_is_named_not_a_traceback(
     tmp_path: Path,
@@ -331,7 +336,8 @@ def test_a_number_column_holding_text_is_named_not_a_traceback(
     statement: str,
     says: str,
 ) -> None:
-    """SQLite keeps what a hand edit writes, text in a number column included."""
+    """SQLite keeps what a hand edit writes, text or a fraction or an infinity in a number
+    column included."""
     import sqlite3
 
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
