@@ -59,7 +59,11 @@ def _with_grants(url: str, command: str, work: Callable[[GrantStore], Awaitable[
 
 
 def _when(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+    try:
+        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        # Past the calendar (a hand edit of the store): the seconds as stored.
+        return f"{seconds!r} seconds since the epoch"
 
 
 def describe(grant: Grant, now: float) -> str:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from typing import Unpack
 
     from roomkit.models.pending_input import PendingInput, PendingInputStatus
+    from roomkit.stores._grant_rows import grant_from_row
     from roomkit.stores.base import SettleOutcome
 
 __all__ = [
@@ -174,31 +175,6 @@ class Grant:
         fields = dict(data)
         fields["granted_by"] = tuple(fields.get("granted_by") or ())
         return cls(**fields)
-
-
-def grant_from_row(row: Any) -> Grant:
-    """A grant from a row of :data:`COLUMNS` (or a mapping of them)."""
-    if isinstance(row, Mapping):
-        row = [row[name.strip()] for name in COLUMNS.split(",")]
-    body = json.loads(row[8])
-    return Grant(
-        grant_id=row[0],
-        tool=row[1],
-        expires_at=float(row[2]),
-        max_uses=None if row[3] is None else int(row[3]),
-        uses=int(row[4]),
-        created_at=float(row[5]),
-        revoked_at=None if row[6] is None else float(row[6]),
-        granted_by=tuple(body.get("granted_by") or ()),
-        digest=body.get("digest"),
-        schema=body.get("schema"),
-        actor_id=body.get("actor_id"),
-        room_id=body.get("room_id"),
-        quorum=int(body.get("quorum") or 1),
-        source=body.get("source"),
-        extra=dict(body.get("extra") or {}),
-        revoked_by=row[7],
-    )
 
 
 @runtime_checkable
@@ -479,3 +455,12 @@ def finite_time(name: str, value: object) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return float(value)
+
+
+def __getattr__(name: str) -> Any:
+    # How a store's row is read back lives apart, in the module the stores read it with.
+    if name == "grant_from_row":
+        from roomkit.stores._grant_rows import grant_from_row
+
+        return grant_from_row
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

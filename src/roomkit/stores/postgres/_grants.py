@@ -17,7 +17,8 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from roomkit.stores.grants import COLUMNS, Grant, ListingGrants, check_grant_id, grant_from_row
+from roomkit.stores._grant_rows import grant_from_row, readable_grants
+from roomkit.stores.grants import COLUMNS, Grant, ListingGrants, check_grant_id
 from roomkit.stores.postgres._schema import read_back, stored
 
 if TYPE_CHECKING:
@@ -168,7 +169,7 @@ class PostgresGrants(ListingGrants):
             f"ORDER BY created_at DESC, grant_id{cut}",
             {"tool": stored(tool), "now": self._now()},
         )
-        return [grant_from_row(row) for row in rows]
+        return readable_grants(rows, grant_from_row)
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         rows = await self._rows(

@@ -19,7 +19,8 @@ import builtins
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from roomkit.stores.grants import LIST_LIMIT, Grant, ListingGrants, check_grant_id, grant_from_row
+from roomkit.stores._grant_rows import grant_from_row, readable_grants
+from roomkit.stores.grants import LIST_LIMIT, Grant, ListingGrants, check_grant_id
 from roomkit.stores.redis._layout import Layout
 from roomkit.stores.redis._link import beside
 from roomkit.stores.redis._once import once, with_token
@@ -163,21 +164,19 @@ class RedisGrants(ListingGrants):
                     break
                 start += len(ids)
                 for grant in await self._read_many([_text(grant_id) for grant_id in ids]):
-                    if grant is None or (tool is not None and grant.tool != tool):
+                    if tool is not None and grant.tool != tool:
                         continue
                     if not live or grant.live(now):
                         found.append(grant)
         return found if limit is None else found[:limit]
 
-    async def _read_many(self, grant_ids: builtins.list[str]) -> builtins.list[Grant | None]:
-        """The grants ``grant_ids``, read in one round trip."""
+    async def _read_many(self, grant_ids: builtins.list[str]) -> builtins.list[Grant]:
+        """The grants ``grant_ids`` that are there and can be read, read in one round trip."""
         async with self._client.pipeline(transaction=False) as pipe:
             for grant_id in grant_ids:
                 pipe.hmget(self._item + grant_id, [*_FIELDS, "body"])
             replies = await pipe.execute()
-        return [
-            _grant(grant_id, values) for grant_id, values in zip(grant_ids, replies, strict=True)
-        ]
+        return readable_grants(zip(grant_ids, replies, strict=True), lambda row: _grant(*row))
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         check_grant_id(grant_id)

@@ -20,13 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
-from roomkit.stores.grants import (
-    COLUMNS,
-    Grant,
-    ListingGrants,
-    check_grant_id,
-    grant_from_row,
-)
+from roomkit.stores._grant_rows import grant_from_row, readable_grants
+from roomkit.stores.grants import COLUMNS, Grant, ListingGrants, check_grant_id
 from roomkit.stores.sqlite._link import fetch_all, query
 from roomkit.stores.sqlite._part import Part
 
@@ -168,7 +163,7 @@ class SQLiteGrants(Part, ListingGrants):
             f"SELECT {COLUMNS} FROM roomkit_grants{clause} ORDER BY created_at DESC, grant_id{cut}",
             parameters,
         )
-        return [grant_from_row(row) for row in rows]
+        return readable_grants(rows, grant_from_row)
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         check_grant_id(grant_id)
