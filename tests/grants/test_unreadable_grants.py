@@ -87,7 +87,7 @@ async def test_an_unreadable_grant_is_skipped_and_the_others_still_cover(
     "column",
     ["body = 'not json'", "uses = 'x'", "expires_at = 9e999", "expires_at = 1e300"],
 )
-def test_the_cli_lists_the_grants_beside_an_unreadable_one(
+def test_the_cli_lists_the_others_and_revokes_an_unreadable_grant(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str
 ) -> None:
     path = tmp_path / "desk.db"
@@ -103,3 +103,6 @@ def test_the_cli_lists_the_grants_beside_an_unreadable_one(
     assert main(["grants", "list", "--store", f"sqlite:///{path}"]) == 0
     out = capsys.readouterr().out
     assert "g-kept  live  pay" in out
+    # The unreadable one is revoked all the same, and said so.
+    assert main(["grants", "revoke", "g-broken", "--store", f"sqlite:///{path}"]) == 0
+    assert "Revoked grant g-broken" in capsys.readouterr().out

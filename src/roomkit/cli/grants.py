@@ -122,11 +122,14 @@ def revoke_grant(args: argparse.Namespace) -> int:
             raise Failure(str(error), 2) from None
 
     async def revoke(grants: GrantStore) -> tuple[bool, Grant | None]:
-        return await grants.revoke(args.grant_id, by=args.by), await grants.get(args.grant_id)
+        # Read only to say why nothing was revoked: a grant a hand edit left unreadable
+        # is revoked all the same, and said so.
+        done = await grants.revoke(args.grant_id, by=args.by)
+        return done, None if done else await grants.get(args.grant_id)
 
     done, grant = _with_grants(args.store, "roomkit grants revoke", revoke)
     name = printable(args.grant_id)
-    if grant is None:
+    if not done and grant is None:
         raise Failure(f"No grant {name} in this store (`roomkit grants list` shows them)")
     if not done:
         raise Failure(f"Grant {name} was revoked already")
