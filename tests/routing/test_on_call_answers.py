@@ -218,6 +218,29 @@ async def test_a_rule_no_lookup_can_afford_is_left_out(
     assert any(said in r.message for r in caplog.records)
 
 
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [
+        ("garbage", "the RRULE of the shift 'bob' names no FREQ"),
+        ("FREQ=MONTHLY;BYMONTH=13", "RRULE:'FREQ=MONTHLY;BYMONTH=13' of the shift 'bob'"),
+        ("FREQ=YEARLY;BYMONTHDAY=40", "has BYMONTHDAY=40, outside 1 to 31"),
+    ],
+    ids=["no rule", "a thirteenth month", "a fortieth day"],
+)
+async def test_a_rule_that_is_no_rule_leaves_its_series_out(
+    tmp_path: Path, rule: str, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bob's series is not taken as one shift at its start: it is left out with one
+    warning naming it and its rule, and alice's shift stands."""
+    schedule = ICalOnCall(_flooded(tmp_path, "20261205", rule))
+    with caplog.at_level("WARNING", logger="roomkit.routing"):
+        for _ in range(2):
+            assert await schedule.on_call_at(datetime(2026, 12, 5, 0, 15, tzinfo=UTC)) == "alice"
+    warned = [r.getMessage() for r in caplog.records if "flood" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert said in warned[0]
+
+
 async def test_a_shift_the_libraries_cannot_work_out_leaves_the_rest_standing(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -108,6 +108,65 @@ def repeats(component: Any, rule: Any, until: datetime, per_day: float | None = 
     return min(steps, counts[0] * max(per_day, 1.0)) if counts else steps
 
 
+_FREQS = ("SECONDLY", "MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY")
+_RANGES = {
+    "BYSECOND": (0, 60, False),
+    "BYMINUTE": (0, 59, False),
+    "BYHOUR": (0, 23, False),
+    "BYMONTHDAY": (1, 31, True),
+    "BYYEARDAY": (1, 366, True),
+    "BYWEEKNO": (1, 53, True),
+    "BYSETPOS": (1, 366, True),
+    "BYMONTH": (1, 12, False),
+}
+"""The values each ``BY`` part of a rule may take: lowest, highest, and whether counted
+back from the end (a negative value) too."""
+
+
+def _shown(value: object) -> str:
+    """``value`` quoted for a warning: control characters escaped, and cut short."""
+    text = repr(str(value))
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def malformed(event: Any) -> str | None:
+    """Why a rule of ``event`` is no rule (no ``FREQ``, a frequency or a ``BY`` value that
+    does not exist, such as ``BYMONTH=13``), naming the event's summary and the rule;
+    ``None`` when its rules read well. The libraries would take such an event as one shift
+    at its start, putting its person on call for a rotation the schedule never holds."""
+    for rule in rules(event):
+        problem = _rule_problem(rule)
+        if problem is not None:
+            text = rule if isinstance(rule, str) else rule.to_ical().decode(errors="replace")
+            named = f"RRULE:{_shown(text)}" if text else "RRULE"
+            return f"the {named} of the shift {_shown(event.get('SUMMARY', ''))} {problem}"
+    return None
+
+
+def _rule_problem(rule: Any) -> str | None:
+    if isinstance(rule, str):
+        # icalendar keeps the text of a rule it could not read as the text itself.
+        return "cannot be read"
+    freq = [str(value).upper() for value in _values(rule, "FREQ")]
+    if not freq:
+        return "names no FREQ (no part of it reads as a rule: one reads FREQ=WEEKLY;BYDAY=MO)"
+    if freq[0] not in _FREQS:
+        return f"has FREQ={freq[0]}, which is none of {', '.join(_FREQS)}"
+    for part, (low, high, back) in _RANGES.items():
+        if part == "BYMONTH" and rule.get("RSCALE") is not None:
+            # Another calendar's months (a leap month, a thirteenth) are its own to check.
+            continue
+        for value in _values(rule, part):
+            try:
+                number = int(str(value))
+            except ValueError:
+                return f"has {part}={value}, which is no number"
+            if not (low <= number <= high or (back and -high <= number <= -low)):
+                span = f"{low} to {high}" + (f", or -{high} to -{low}" if back else "")
+                return f"has {part}={number}, outside {span}"
+    return None
+
+
 def costly(event: Any, until: datetime) -> str | None:
     """Why working out ``event``'s recurring shifts up to ``until`` costs more than a lookup
     may spend (a rule repeating more often than hourly, or too many repeats since its start);

@@ -6,9 +6,10 @@ replacing one shift, or one laid over the rotation). :class:`ICalOnCall` reads i
 ``icalendar`` and ``recurring-ical-events`` packages (the ``oncall`` extra) and says who is
 on call at a moment: the event's attendee (an email address the directory maps to an
 actor), else its summary. An event the libraries cannot read (no start, a time that does not
-parse, a rule nobody can expand) or that ends before it starts is skipped, with a warning
-naming it, and the rest of the schedule stands; so is one in a timezone no lookup can afford
-or no zone can be built from. A file removed for a while leaves the schedule read before.
+parse, a rule that is no rule, such as ``RRULE:garbage`` or ``BYMONTH=13``, or one nobody can
+expand) or that ends before it starts is skipped, with a warning naming it, and the rest of
+the schedule stands; so is one in a timezone no lookup can afford or no zone can be built
+from. A file removed for a while leaves the schedule read before.
 
 Reading a schedule and working out its shifts takes seconds for a large one, so it is done
 on a worker thread, never on the event loop: parsing a file that changed or a feed read
@@ -33,6 +34,7 @@ from roomkit.routing._ical_rules import (
     aware,
     backwards,
     costly,
+    malformed,
     past_the_calendar,
     unreadable_times,
 )
@@ -189,6 +191,14 @@ class ICalOnCall:
         self._leave_out(
             calendar, past_the_calendar, "they last past the year 9999 (a DURATION too long)"
         )
+        # A rule that is no rule (RRULE:garbage, BYMONTH=13) would be taken as one shift at
+        # its start: its series is left out, the warning naming it and its rule.
+        wrong: dict[str, str] = {}
+        for c in calendar.walk("VEVENT"):
+            why = malformed(c)
+            if why is not None:
+                wrong[str(c.get("UID", id(c)))] = why
+        self._leave_out_series(calendar, wrong)
         # A rule repeating by the second or minute is no rotation, and working out one shift
         # of it, or of an hourly rule begun long ago, means stepping through every repeat
         # since it began: minutes or hours of a worker thread at every routing. Its series
