@@ -6,6 +6,7 @@ import asyncio
 import stat
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -344,7 +345,9 @@ async def test_a_known_endpoint_without_its_keys_is_not_taken_from_its_person(
         "/api/push/subscriptions", json=forged.subscription(), headers=bearer("mallory")
     )
     assert reply.status_code == 409
-    assert "Another person's device has this endpoint" in reply.json()["detail"]
+    detail = reply.json()["detail"]
+    assert "Another person's device has this endpoint" in detail
+    assert "unsubscribe()" in detail
     subscriptions = PushSubscriptions(tmp_path)
     assert subscriptions.of("mallory") == []
     assert [s.info() for s in subscriptions.of("bob")] == [
@@ -359,4 +362,46 @@ async def test_a_known_endpoint_without_its_keys_is_not_taken_from_its_person(
         assert reply.json() == {"devices": 1}
     assert [s.info()["keys"] for s in PushSubscriptions(tmp_path).of("bob")] == [
         phone.subscription()["keys"]
+    ]
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["https://push.example.net:0/p/1", "https://push.example.net:00/p/1"]
+)
+async def test_an_endpoint_on_port_0_is_refused_at_once(
+    desk: httpx.AsyncClient, tmp_path: Path, endpoint: str
+) -> None:
+    """No service listens on port 0: such an endpoint is refused when given, not kept and
+    pushed to in vain."""
+    reply = await desk.post(
+        "/api/push/subscriptions", json=Browser(endpoint).subscription(), headers=bearer("alice")
+    )
+    assert reply.status_code == 422
+    assert "port 0" in reply.json()["detail"]
+    assert PushSubscriptions(tmp_path).of("alice") == []
+
+
+def _padded(subscription: dict[str, Any]) -> dict[str, Any]:
+    """``subscription`` with its keys in padded base64url (``=`` to a multiple of 4)."""
+    keys = {name: key + "=" * (-len(key) % 4) for name, key in subscription["keys"].items()}
+    return {**subscription, "keys": keys}
+
+
+async def test_the_same_keys_padded_are_the_same_subscription(
+    desk: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """A shared device given again by another person with its keys padded moves to them,
+    as it does unpadded; the keys are kept unpadded."""
+    shared = Browser("https://push.example.net/p/shared")
+    first = await desk.post(
+        "/api/push/subscriptions", json=shared.subscription(), headers=bearer("alice")
+    )
+    again = await desk.post(
+        "/api/push/subscriptions", json=_padded(shared.subscription()), headers=bearer("bob")
+    )
+    assert first.status_code == again.status_code == 200, again.text
+    subscriptions = PushSubscriptions(tmp_path)
+    assert subscriptions.of("alice") == []
+    assert [s.info() for s in subscriptions.of("bob")] == [
+        {"endpoint": shared.endpoint, "keys": shared.subscription()["keys"]}
     ]

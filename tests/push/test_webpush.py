@@ -436,6 +436,7 @@ async def test_by_default_only_the_browsers_push_services_are_pushed_to(tmp_path
         (["http://*.example.com:8080"], ValueError),
         (["http://user@localhost:8080"], ValueError),
         (["http://localhost:99999"], ValueError),
+        (["http://localhost:0"], ValueError),
     ],
 )
 def test_push_hosts_that_are_no_host_names_are_refused(

@@ -178,8 +178,9 @@ def push_router(
         if not await asyncio.to_thread(kept().add, actor, subscription):
             raise HTTPException(
                 status_code=409,
-                detail="Another person's device has this endpoint: subscribe from this browser "
-                "again (PushManager.subscribe gives it its own endpoint and keys)",
+                detail="Another person's device has this endpoint, with other keys: on this "
+                "browser, call unsubscribe() on its PushSubscription, then "
+                "PushManager.subscribe() again for a new endpoint and keys of its own",
             )
         return await devices(actor)
 

@@ -51,7 +51,8 @@ def _host_name(entry: object, where: str) -> str:
 
 
 def _plain_origin(entry: str, where: str) -> tuple[str, int]:
-    """The host and port of an ``http://host:port`` entry (port 80 when it names none)."""
+    """The host and port of an ``http://host:port`` entry (port 80 when it names none; port
+    0, where nothing listens, is refused)."""
     parts = urlsplit(entry.strip())
     try:
         port = parts.port
@@ -60,7 +61,7 @@ def _plain_origin(entry: str, where: str) -> tuple[str, int]:
     host = (parts.hostname or "").rstrip(".")
     if (
         not host
-        or port == -1
+        or port in (-1, 0)
         or "@" in parts.netloc
         or any(ch in host for ch in "*? ")
         or parts.path not in ("", "/")

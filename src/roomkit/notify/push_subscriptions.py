@@ -170,9 +170,15 @@ def _endpoint_problem(endpoint: object) -> str | None:
         )
     parts = urlsplit(endpoint)
     try:
-        parts.port  # noqa: B018 (read to check it: a port out of range raises)
+        port = parts.port
     except ValueError:
-        return "endpoint's port is not a number from 0 to 65535"
+        return "endpoint's port is not a number from 1 to 65535"
+    if port == 0:
+        # Nothing listens there: every push to it would fail, and be tried again for a day.
+        return (
+            "endpoint's port 0 is no port a push service listens on: give the endpoint as "
+            "the browser's PushSubscription has it"
+        )
     if "@" in parts.netloc:
         return "endpoint must not name a user (user@host): give the push service's URL as it is"
     # Which hosts, and plain HTTP to which, is the push_hosts list's to say (PushHosts).
@@ -241,8 +247,12 @@ def _shaped(value: object, *, added: float | None = None) -> Subscription:
     problem = _key_problem("p256dh", p256dh, 65) or _key_problem("auth", auth, 16)
     if problem is not None:
         raise ValueError(problem)
+    # Kept unpadded, as browsers give them: the same keys padded are the same subscription.
     return Subscription(
-        str(endpoint), str(p256dh), str(auth), time.time() if added is None else added
+        str(endpoint),
+        str(p256dh).rstrip("="),
+        str(auth).rstrip("="),
+        time.time() if added is None else added,
     )
 
 
