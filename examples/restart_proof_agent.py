@@ -7,15 +7,18 @@ The agent and the desk are separate processes on one store (SQLite or Redis)::
 
 Answer in the desk: on the page, with ``roomkit pending answer ID blue``, or with
 ``POST /api/requests/ID/answer``. Kill the agent while it waits (even ``kill -9``) and start
-it again with the same command: it prints ``resuming``, re-attaches to the same question (no
-second one is asked; its announcement runs again only if the kill came before it was
-recorded) and goes on with the answer, given before or after the restart.
+it again with the same command: finding the turn the killed run left waiting, it prints
+``resuming 1 turn(s) ...``, re-attaches to the same question (no second one is asked; its
+announcement runs again only if the kill came before it was recorded) and goes on with the
+answer, given before or after the restart. A start that finds no such turn resumes nothing:
+the first asks, and one after the conversation ended says so.
 With ``redis://127.0.0.1:6379/0`` in both commands the same runs on Redis.
 
 - The model is scripted but reads the conversation: it asks until a tool result is there,
   then says what it got, so a resumed turn takes the same next step as the first run.
-- ``kit.resume_pending()`` at start-up re-drives the turn that was waiting; the room store
-  (in the same file, or under the same Redis prefix) recorded its steps.
+- At start-up, the room store's ``open_turns()`` (in the same file, or under the same Redis
+  prefix) lists the turns left unfinished, and ``kit.resume_pending()`` re-drives them from
+  the steps it recorded.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from roomkit import (
     WebSocketChannel,
 )
 from roomkit.channels.ai import AIChannel
+from roomkit.core.store import turn_journal
 from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse, AIToolCall
 from roomkit.stores import close_stores, open_url
 
@@ -92,9 +96,14 @@ async def main(url: str) -> None:
         say(f"[{event.sender_id}] {event.content.body}")
 
     chat.register_connection("alice-screen", show, room_id=ROOM)
+    journal = turn_journal(rooms)
     try:
-        say("resuming")
-        if not await kit.resume_pending():
+        # The turns a previous run left unfinished (killed while it waited on alice).
+        left = await journal.open_turns() if journal is not None else []
+        if left:
+            say(f"resuming {len(left)} turn(s) a previous run left unfinished")
+            await kit.resume_pending()
+        else:
             try:
                 await kit.get_room(ROOM)
             except KeyError:

@@ -109,6 +109,8 @@ async def test_the_agent_killed_mid_wait_resumes_with_the_desk_answer(
     agent = await start(spawn, tmp_path, str(AGENT), store_url)
     asked = await agent.line("asked ")
     asked_id = asked.split()[1]
+    # A first start finds nothing left by a run before it: it says so, and resumes nothing.
+    assert not any(line.startswith("resuming") for line in agent.lines), agent.lines
     pending_id = asked_id.rstrip(":")
 
     agent.process.kill()
@@ -129,3 +131,8 @@ async def test_the_agent_killed_mid_wait_resumes_with_the_desk_answer(
     # The same question, never a second one. (Its announcement runs again only when the
     # kill came between the hook and the record that it ran.)
     assert {line.split()[1] for line in again.lines if line.startswith("asked ")} <= {asked_id}
+    # Started once more, it finds the conversation over and nothing to resume.
+    after = await start(spawn, tmp_path, str(AGENT), store_url)
+    await after.line("done")
+    assert await after.process.wait() == 0
+    assert after.lines == ["nothing to resume: the conversation is over", "done"]
