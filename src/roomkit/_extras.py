@@ -10,7 +10,8 @@ the extra's libraries.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import importlib
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -21,8 +22,10 @@ __all__ = [
     "EXTRA_OF",
     "extra_missing",
     "extra_of",
+    "extras_missing",
     "from_checkout",
     "install_command",
+    "lacking_extras",
     "missing_extra_error",
     "missing_module",
     "requires_extra",
@@ -144,6 +147,41 @@ def extra_missing(what: str, extra: str, module: str | None = None) -> str:
     lacking = f" ({module.split('.', 1)[0]} is not installed)" if module else ""
     subject = f"{what} needs" if what else "needs"
     return f"{subject} the {extra} extra{lacking}: {install_command(extra)}"
+
+
+def lacking_extras(needed: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
+    """The extras of ``needed`` that are not installed, each with the libraries missing.
+
+    Args:
+        needed: ``(extra, module)`` pairs: a module that imports only with its extra
+            installed (a library, or a roomkit module importing one).
+    """
+    lacking: dict[str, set[str]] = {}
+    for extra, module in needed:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            lacking.setdefault(extra, set()).add(missing_module(error) or module)
+    return lacking
+
+
+def extras_missing(what: str, lacking: Mapping[str, Collection[str]]) -> str:
+    """One line saying that ``what`` needs every extra of ``lacking`` (as
+    :func:`lacking_extras` gives them, named in its order), and the one command that
+    installs them all.
+
+    Example: ``roomkit notify needs the notify and sqlite extras (aiosqlite, standardwebhooks
+    are not installed): pip install -e '.[notify,sqlite]' in roomkit's checkout``.
+    """
+    extras = list(lacking)
+    libraries = sorted(set().union(*lacking.values()))
+    named = " and ".join([", ".join(extras[:-1]), extras[-1]] if len(extras) > 1 else extras)
+    subject = f"{what} needs" if what else "needs"
+    return (
+        f"{subject} the {named} extra{'s' if len(extras) > 1 else ''} ({', '.join(libraries)} "
+        f"{'is' if len(libraries) == 1 else 'are'} not installed): "
+        f"{install_command(','.join(extras))}"
+    )
 
 
 def missing_extra_error(what: str, extra: str, error: ImportError) -> ImportError:

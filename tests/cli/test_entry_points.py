@@ -189,6 +189,39 @@ def test_a_notifier_file_without_its_extra_says_which_in_one_line(tmp_path: Path
     assert install_command("notify") in line
 
 
+ON_CALL = '[on_call.payments]\nical = "payments.ics"\n'
+
+
+@pytest.mark.parametrize(
+    ("blocked", "also", "extras"),
+    [
+        ({"standardwebhooks", "aiosqlite"}, "", "notify,sqlite"),
+        ({"standardwebhooks", "icalendar"}, ON_CALL, "notify,oncall"),
+        ({"aiosqlite", "icalendar"}, ON_CALL, "oncall,sqlite"),
+    ],
+    ids=["surface and store", "surface and on-call", "on-call and store"],
+)
+def test_a_notifier_missing_several_extras_names_them_all_in_one_line(
+    tmp_path: Path, blocked: set[str], also: str, extras: str
+) -> None:
+    """The file's surfaces, its on-call schedules and the store each need an extra: the one
+    line names every one missing, and one command installs them all."""
+    (tmp_path / "kit.db").touch()
+    config = tmp_path / "notify.toml"
+    config.write_text(
+        '[[webhook]]\nurl = "https://example.com/hook"\nsecret_env = "HOOK_KEY"\n' + also
+    )
+    env = blocked_env(tmp_path, blocked)
+    env["HOOK_KEY"] = "whsec_" + "a" * 32
+    argv = ["notify", "--store", "sqlite:///kit.db", "--config", str(config)]
+    done = run([sys.executable, "-m", "roomkit.cli", *argv], env, tmp_path)
+    line = _one_line(done.stderr)
+    assert done.returncode == 2, done.stderr
+    first, second = extras.split(",")
+    assert line.startswith(f"roomkit: roomkit notify needs the {first} and {second} extras"), line
+    assert line.endswith(install_command(extras)), line
+
+
 def test_a_notifier_file_writing_email_files_needs_no_extra(tmp_path: Path) -> None:
     """``[email] directory = ...`` writes ``.eml`` files: no SMTP library, no extra."""
     config = tmp_path / "notify.toml"

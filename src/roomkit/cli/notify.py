@@ -29,15 +29,31 @@ EXTRA = "notify"
 """The extra most notifiers run on (webhooks and email; Slack and Apprise have their own)."""
 
 
-def notify_config(path: Path) -> NotifyConfig:
-    """The checked file at ``path``; a mistake exits 2 with its one line."""
+def notify_config(path: Path, *, store: str | None = None) -> NotifyConfig:
+    """The checked file at ``path``; a mistake exits 2 with its one line. With ``store``
+    (``roomkit notify``'s URL), the extra its back end needs is looked at too: the line
+    names every extra missing, the file's and the store's, with one command for them all."""
+    from roomkit._extras import extras_missing, lacking_extras
     from roomkit.core.exceptions import NotifyConfigError
     from roomkit.notify.config import load_notify_config
+    from roomkit.stores._url import extra_of_url
 
+    needed = extra_of_url(store) if store is not None else None
+    lacking = lacking_extras([needed] if needed is not None else [])
     try:
-        return load_notify_config(path)
+        config = load_notify_config(path)
     except NotifyConfigError as error:
-        raise Failure(str(error), 2) from None
+        if store is None or not error.missing_extras:
+            raise Failure(str(error), 2) from None
+        # The file's extras first, as it names them, then the store's.
+        file_lacks = error.missing_extras
+        lacking = {
+            extra: set(file_lacks.get(extra, ())) | lacking.get(extra, set())
+            for extra in [*file_lacks, *lacking]
+        }
+    if lacking:
+        raise Failure(extras_missing("roomkit notify", lacking), 2)
+    return config
 
 
 def run_notifier(args: argparse.Namespace) -> int:
@@ -61,7 +77,7 @@ def run_notifier(args: argparse.Namespace) -> int:
             "share (--store sqlite:///path.db, redis://... or postgresql://...)",
             2,
         )
-    config = notify_config(args.config)
+    config = notify_config(args.config, store=args.store)
     keys = audit_keys(args.data_dir)
     pending_store, room_store = open_stores(args.store, "roomkit notify")
     trail = use_audit_keys(pending_store, keys)

@@ -65,6 +65,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from roomkit.models.pending_input import PendingInput
 
 __all__ = [
@@ -421,11 +423,21 @@ class NotifyConfigError(RoomKitError, ValueError):
 
     Attributes:
         key: where in the file (``[slack] token_env``), or ``""`` for the file as a whole.
+        missing_extras: the extras the file needs that are not installed, each with the
+            libraries missing (in the order the message names them); empty for any other
+            mistake.
     """
 
-    def __init__(self, message: str, *, key: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str = "",
+        missing_extras: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
         super().__init__(message)
         self.key = key
+        self.missing_extras: dict[str, frozenset[str]] = dict(missing_extras or {})
 
 
 class RunUnderWayError(RoomKitError, RuntimeError):

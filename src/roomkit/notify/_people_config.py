@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -159,6 +160,19 @@ def on_call(reader: Reader, value: object, folder: Path) -> dict[str, OnCallSour
         except ValueError as error:
             reader.fail(where, str(error))
     return found
+
+
+def on_call_extras(document: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``(extra, library)`` pairs the ``[on_call.NAME]`` tables of ``document`` need
+    (their mistakes are :func:`on_call`'s to tell)."""
+    tables = document.get("on_call")
+    needed: list[tuple[str, str]] = []
+    for table in tables.values() if isinstance(tables, dict) else ():
+        if isinstance(table, dict) and "ical" in table:
+            needed += [("oncall", "icalendar"), ("oncall", "recurring_ical_events")]
+        elif isinstance(table, dict) and "pagerduty_schedule" in table:
+            needed.append(("desk", "httpx"))
+    return needed
 
 
 def _section(kind: str, name: str) -> str:

@@ -73,8 +73,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roomkit._extras import install_command, missing_module
+from roomkit._extras import extras_missing, lacking_extras
 from roomkit.auth.names import actor_name_problem
+from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify import _people_config as people_config
 from roomkit.notify._toml_values import TomlValues
 from roomkit.notify.email_files import EmailFiles
@@ -429,25 +430,19 @@ class _Reader(TomlValues):
         return Ladder(*steps, on_expiry=None if answer is None else default(answer))
 
     def extras_installed(self, document: Mapping[str, Any]) -> None:
-        """Fail with one line naming every extra the file's surfaces need and lack, so that
-        one install command brings them all."""
-        lacking: dict[str, set[str]] = {}
-        for section, extra in _EXTRA.items():
-            if section == "email" and _writes_files(document.get(section)):
-                continue  # EmailFiles: .eml files need no SMTP library
-            if section in document:
-                try:
-                    importlib.import_module(f"roomkit.notify.{section}")
-                except ImportError as error:
-                    lacking.setdefault(extra, set()).add(missing_module(error) or section)
+        """Fail with one line naming every extra the file's surfaces and on-call schedules
+        need and lack, so that one install command brings them all."""
+        needed = [
+            (extra, f"roomkit.notify.{section}")
+            for section, extra in _EXTRA.items()
+            # EmailFiles: .eml files need no SMTP library.
+            if section in document and not (section == "email" and _writes_files(document[section]))
+        ]
+        lacking = lacking_extras([*needed, *people_config.on_call_extras(document)])
         if lacking:
-            extras, libraries = list(lacking), sorted(set().union(*lacking.values()))
-            named = ", ".join(extras[:-1]) + " and " + extras[-1] if len(extras) > 1 else extras[0]
-            self.fail(
-                "",
-                f"needs the {named} extra{'s' if len(extras) > 1 else ''} "
-                f"({', '.join(libraries)} {'is' if len(libraries) == 1 else 'are'} not "
-                f"installed): {install_command(','.join(extras))}",
+            raise NotifyConfigError(
+                f"{self.path} {extras_missing('', lacking)}",
+                missing_extras={extra: frozenset(found) for extra, found in lacking.items()},
             )
 
     def surface(self, section: str, class_name: str) -> Callable[..., Surface]:

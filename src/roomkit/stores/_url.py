@@ -110,6 +110,15 @@ def open_url(url: str, *, create: bool = True) -> OpenedStores:
     )
 
 
+def extra_of_url(url: str) -> tuple[str, str] | None:
+    """The extra the store ``url`` names needs, with its back end's module (which imports
+    only with that extra installed); ``None`` for ``memory`` or a URL naming no store."""
+    for prefixes, extra in ((_SQLITE, "sqlite"), (_REDIS, "redis"), (_POSTGRES, "postgres")):
+        if url.startswith(prefixes):
+            return extra, f"roomkit.stores.{extra}"
+    return None
+
+
 def new_sqlite_file(url: str) -> str | None:
     """The file, as an absolute path, that opening ``url`` makes a new store in: a
     ``sqlite:///`` file that does not exist yet, or is empty; ``None`` for any other URL,
