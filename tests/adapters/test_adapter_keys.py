@@ -249,6 +249,27 @@ async def test_pydantic_runs_a_call_whose_id_is_longer_than_a_request_keeps(
     assert sent == ["bob"]
 
 
+@pytest.mark.parametrize(("run_id", "call_id"), [("r-1", LONE), (LONE, "c")])
+async def test_pydantic_asks_about_a_call_whose_ids_utf8_cannot_encode(
+    handler: HumanInputHandler, run_id: str, call_id: str
+) -> None:
+    """A call id the model made, or a run id, holding a lone surrogate failed the run with a
+    bare ``UnicodeEncodeError``; the request is keyed by the digest, and the run resumed."""
+    sent: list[str] = []
+    agent = pydantic_run(handler, sent, call_id)
+    first = await agent.run("go", run_id=run_id)
+    assert isinstance(first.output, DeferredToolRequests)
+    pending_id = first.output.metadata[call_id][pa.METADATA_KEY]["pending_id"]
+    request = await handler.get_request(pending_id)
+    assert request is not None
+    assert "pa:%sha256:" in request.key
+    assert await handler.aresolve(pending_id, approve(), by="alice")
+    history = first.all_messages()
+    resumed = await pa.resume(agent, first.output, history, handler=handler, actor="alice")
+    assert resumed.output == "done"
+    assert sent == ["bob"]
+
+
 async def test_pydantic_refuses_an_actor_no_store_keeps_before_any_run(
     handler: HumanInputHandler,
 ) -> None:

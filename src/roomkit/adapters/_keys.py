@@ -12,7 +12,8 @@ different runs' parts give the same key; a part holding neither character is kep
 so keys stay readable (``oa:r-1:call-1``).
 
 A key longer than :data:`LONGEST` characters (a long thread id, a run key full of escaped
-separators) is kept by the SHA-256 digest of its escaped form instead,
+separators), or holding a lone surrogate that UTF-8 cannot encode (a call id a model wrote as
+JSON's ``\\ud800``), is kept by the SHA-256 digest of its escaped form instead,
 ``prefix:%sha256:<hex>``: no escaped part starts ``%s``, so a digest never names what a
 short key names. So is a shorter key that, with its owner's scope, is longer than a store's
 index of keys holds (:func:`kept_key`: a few hundred characters that JSON escapes, six
@@ -21,8 +22,9 @@ fits is kept as it is.
 
 A request also records the framework's id of the tool call (:func:`call_id_of`), which its
 model chose: one up to :data:`~roomkit.models.json_limits.MAX_KEY_CHARS` characters as it
-is, a longer one as ``sha256:`` and the hex SHA-256 digest of it, so that no run fails on an
-id its caller never chose, and the same call keeps the same id in every process.
+is, a longer one (or one UTF-8 cannot encode) as ``sha256:`` and the hex SHA-256 digest of
+it, so that no run fails on an id its caller never chose, and the same call keeps the same
+id in every process.
 """
 
 from __future__ import annotations
@@ -49,9 +51,10 @@ LONGEST = 400
 
 def pause_key(prefix: str, *parts: str) -> str:
     """The key of the pause that ``parts`` name, under the adapter's ``prefix``: the parts
-    escaped and joined with ``:``, or the digest of that when it is long."""
+    escaped and joined with ``:``, or the digest of that when it is long or UTF-8 cannot
+    encode it."""
     key = ":".join([prefix, *(_escaped(part) for part in parts)])
-    if len(key) <= LONGEST:
+    if len(key) <= LONGEST and _encodable(key):
         return key
     return _digest(prefix, key)
 
@@ -75,9 +78,15 @@ def call_id_of(tool_call_id: str) -> str:
     """The id of a framework's tool call as its request keeps it: as it is up to
     :data:`~roomkit.models.json_limits.MAX_KEY_CHARS` characters, else ``sha256:<hex>``, the
     SHA-256 digest of its UTF-8."""
-    if len(tool_call_id) <= MAX_KEY_CHARS:
+    if len(tool_call_id) <= MAX_KEY_CHARS and _encodable(tool_call_id):
         return tool_call_id
     return f"sha256:{hashlib.sha256(tool_call_id.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
+def _encodable(text: str) -> bool:
+    """Whether UTF-8 encodes ``text`` (a lone surrogate, which JSON's ``\\ud800`` escape
+    gives, it does not)."""
+    return text.isascii() or unencodable_text(text) is None
 
 
 def _escaped(part: str) -> str:
