@@ -315,6 +315,44 @@ async def test_a_request_id_changed_in_the_metadata_lends_no_decision_to_another
     assert paid == []
 
 
+async def test_a_key_changed_in_the_metadata_continues_no_run_twice(
+    handler: HumanInputHandler,
+) -> None:
+    """The run's resume was claimed under the keys the metadata names, which a client may
+    change: the same settled requests under another key gave their results out again, and
+    the approved call ran twice."""
+    paid: list[int] = []
+    handle = pa.deferred_handler(handler, wait=False, actor="alice")
+    agent = paying(handle, {"call-1": 5}, paid)
+    first = await agent.run("pay 5")
+    requests, history = first.output, first.all_messages()
+    held = requests.metadata["call-1"]["roomkit"]["pending_id"]
+    assert await handler.aresolve(held, approve(), by="alice")
+    assert await pa.resume(agent, requests, history, handler=handler) is not None
+    changed = requests.metadata["call-1"]["roomkit"]
+    changed["key"] = changed["key"] + "-again"
+    assert await pa.resume(agent, requests, history, handler=handler) is None
+    assert await pa.results_for(requests, handler=handler) is None
+    assert paid == [5]
+
+
+async def test_a_request_of_another_call_on_the_same_arguments_lends_it_no_decision(
+    handler: HumanInputHandler,
+) -> None:
+    """A request named in the metadata must be the one made for that very call: another
+    call's, made for the same tool and arguments, lent its decision."""
+    paid: list[int] = []
+    handle = pa.deferred_handler(handler, wait=False, actor="alice")
+    one = (await paying(handle, {"call-1": 5}, paid).run("pay 5")).output
+    approved = one.metadata["call-1"]["roomkit"]["pending_id"]
+    assert await handler.aresolve(approved, approve(), by="alice")
+    other = (await paying(handle, {"call-2": 5}, paid).run("pay 5 again")).output
+    other.metadata["call-2"]["roomkit"]["pending_id"] = approved
+    with pytest.raises(KeyConflictError, match="its decision stands for its own call only"):
+        await asyncio.wait_for(pa.results_for(other, handler=handler), 10)
+    assert paid == []
+
+
 @pytest.mark.parametrize("entry", ["pending", ["roomkit"], {"roomkit": "pending"}, None])
 async def test_metadata_of_another_shape_names_no_request(entry: object) -> None:
     """An entry a client changed into no dict failed with a bare ``AttributeError``; it

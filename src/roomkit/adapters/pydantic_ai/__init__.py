@@ -30,12 +30,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Unpack
 
 from roomkit.adapters._asking import all_at_once, asking, one_stop
-from roomkit.adapters._keys import pause_key
+from roomkit.adapters._keys import call_id_of, pause_key
 from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.options import AskOptions
 from roomkit.adapters.pydantic_ai._tools import tool_names
+from roomkit.core.exceptions import KeyConflictError
 from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -167,6 +168,8 @@ async def results_for(
 
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
+        KeyConflictError: its metadata names a request made for another call (a client
+            changed it); nothing is handed out.
         TypeError: an option is not one of ``AskOptions``, or ``requests`` is no
             ``DeferredToolRequests``.
     """
@@ -208,6 +211,7 @@ async def resume(
 
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
+        KeyConflictError: as :func:`results_for`.
         TypeError: ``requests`` is no ``DeferredToolRequests``.
     """
     asker, passed = asking(handler, CHANNEL, options, where="pydantic_ai.resume()", passes_on=True)
@@ -251,11 +255,35 @@ async def _decided(
             "these DeferredToolRequests hold no call roomkit asked about: end the run with "
             "deferred_handler(handler, wait=False) so that each call's metadata names its request"
         )
+    for part, _, pending_id in opened:
+        await _check_call(asker.handler, pending_id, part)
     # Waits that own no request: a caller cut while people decide withdraws nothing.
     verdicts = await all_at_once([asker.watch(pid, pause) for _, pause, pid in opened])
-    keys = sorted(pause.key for _, pause, _ in opened)
-    claim = "pa:" + json.dumps(keys, ensure_ascii=False, separators=(",", ":"))
+    # Claimed by the requests themselves, which the store vouches for, not by the keys the
+    # metadata names: a key changed there would make a claim of its own.
+    pending_ids = sorted(pid for _, _, pid in opened)
+    claim = "pa:" + json.dumps(pending_ids, separators=(",", ":"))
     return claim, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
+
+
+async def _check_call(handler: HumanInputHandler, pending_id: str, part: Any) -> None:
+    """Raise unless the request ``pending_id`` (if the store holds it) was made for the
+    call ``part``: another call's, of the same tool and arguments, would lend it its
+    decision.
+
+    Raises:
+        KeyConflictError: it was made for another call.
+    """
+    request = await handler.get_request(pending_id)
+    if request is not None and request.tool_call_id != call_id_of(part.tool_call_id):
+        raise KeyConflictError(
+            f"request {pending_id} was made for the call {request.tool_call_id!r:.80} of "
+            f"{request.tool_name!r}, not for the call {part.tool_call_id!r:.80} it is named "
+            "for: "
+            "its decision stands for its own call only; end the run again to ask about "
+            "this one",
+            request,
+        )
 
 
 def _pauses(ctx: Any, requests: DeferredToolRequests, run: str) -> list[tuple[Any, Pause]]:
