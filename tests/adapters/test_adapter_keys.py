@@ -181,6 +181,21 @@ async def test_agents_start_and_resume_a_call_whose_id_is_long(
     assert sent == ["bob"]
 
 
+async def test_agents_start_and_resume_a_run_whose_key_is_longer_than_a_history_entry(
+    handler: HumanInputHandler,
+) -> None:
+    """Each ``saved`` entry of the kept state named the run by its whole key: a run key of a
+    hundred thousand characters failed the start once its model had run, over a history
+    entry's size; the entries name it by its digest, and the run is kept and resumed."""
+    sent: list[str] = []
+    agent, run_key = agents_run(sent, "c1"), "k" * 100_000
+    (held,) = await oa.start(agent, "go", handler=handler, run_key=run_key, actor="alice")
+    assert await handler.aresolve(held, approve(), by="alice")
+    assert await oa.resume(agent, run_key, handler=handler, actor="alice") == []
+    assert await oa.final_output(run_key, handler=handler, actor="alice") == "done"
+    assert sent == ["bob"]
+
+
 # Pydantic AI
 
 

@@ -37,7 +37,7 @@ import os
 from typing import Any, NamedTuple
 
 from roomkit.adapters._claims import ledger_name
-from roomkit.adapters._keys import pause_key
+from roomkit.adapters._keys import call_id_of, pause_key
 from roomkit.adapters._pauses import Asker, Pause
 from roomkit.core.exceptions import KeyConflictError
 from roomkit.models.pending_input import PendingInput
@@ -162,10 +162,13 @@ class SavedRuns:
         all tagged with one new attempt."""
         parts = _parts(text)
         attempt = os.urandom(8).hex()
+        # The run is named as a request keeps a framework's id: a long key by its digest,
+        # which leaves room in the entry for the state's part.
+        run = call_id_of(self.key)
         return tuple(
             new_entry(
                 "saved",
-                run=self.key,
+                run=run,
                 attempt=attempt,
                 part=index,
                 parts=len(parts),
