@@ -6,10 +6,11 @@ through several steps, each checkpointed as it goes. A resumer killed in between
 thread with tasks to run and no interrupt to answer: nothing asks anyone, and nothing would
 resume it. So while a resume runs, the thread is marked as moving (a mark kept for good,
 taken off when the run returns or raises) and held by a lease of
-:data:`~roomkit.adapters._resumes.LEASE` seconds on the store's clock, both in the handler's
-ledger. A resumer that finds a thread with tasks left and no interrupt, still marked as
-moving, takes the lease once it lapsed and continues the thread from its last checkpoint, as
-LangGraph continues one after a crash (the node that was cut runs again). A thread stopped
+:data:`~roomkit.adapters._resumes.LEASE` seconds on the store's clock, renewed while the
+resume runs, both in the handler's ledger. A resumer that finds a thread with tasks left
+and no interrupt, still marked as moving, takes the lease once it lapsed and continues the
+thread from its last checkpoint, as LangGraph continues one after a crash (the node that was
+cut runs again). A thread stopped
 with tasks left and no such mark (a static breakpoint, ``interrupt_before``) is left as it
 is. A start running the graph with its input holds a lease of its own, so that two starts
 of one thread run it once.
@@ -44,7 +45,9 @@ async def moving(
         return None
     try:
         await resumes.keep_claim(mark)
-        out = await (resumes.resume_once(claims, run) if claims else run())
+        out = await resumes.holding(
+            [lease], lambda: resumes.resume_once(claims, run) if claims else run()
+        )
     finally:
         await resumes.unclaim(mark)
         await resumes.unclaim(lease)
@@ -59,7 +62,7 @@ async def alone(resumes: Resumes, thread: str, run: Callable[[], Awaitable[None]
     if not await resumes.claim(lease, lease=LEASE):
         return False
     try:
-        await run()
+        await resumes.holding([lease], run)
     finally:
         await resumes.unclaim(lease)
     return True

@@ -184,9 +184,15 @@ async def _first_pause(
     first. One that kept nothing (the run finished, or failed) gives it back, for the run
     to be started again.
     """
-    try:
+
+    async def first() -> list[str]:
         result = await Runner.run(agent, input, **passed)
-        ids = await _pause_or_finish(agent, asker, saved, result, 0, passed)
+        return await _pause_or_finish(agent, asker, saved, result, 0, passed)
+
+    try:
+        # Renewed while the model runs: a first turn longer than the lease is not run
+        # again by another start.
+        ids = await asker.resumes.holding([saved.starting()], first)
     except BaseException:
         await asker.resumes.unclaim(saved.starting())
         raise
