@@ -141,5 +141,20 @@ async def test_none_clears_the_callback() -> None:
 
 def test_a_callback_that_cannot_be_called_is_refused() -> None:
     handler = HumanInputHandler()
-    with pytest.raises(TypeError, match="async callable or None"):
+    with pytest.raises(TypeError, match="must be an async function"):
         handler._on_input_required = "notify"  # type: ignore[assignment]
+
+
+def test_a_plain_function_is_refused_where_it_is_given() -> None:
+    """A callback written without ``async`` is refused when set, not failed at each request
+    (where its ``False`` would not deny)."""
+    handler = HumanInputHandler()
+
+    def deny(event: PendingInputEvent) -> bool:
+        return False
+
+    with pytest.raises(TypeError, match=r"async def deny\(event\)"):
+        handler._on_input_required = deny  # type: ignore[assignment]
+    with pytest.raises(TypeError, match=r"async def deny\(event\)"):
+        handler.set_on_input_required("agent", deny)  # type: ignore[arg-type]
+    assert handler._on_input_required is None

@@ -7,6 +7,7 @@ the same callback as :attr:`Callbacks.on_input_required`.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -35,8 +36,8 @@ class Callbacks:
 
     @on_input_required.setter
     def on_input_required(self, callback: OnInputRequiredCallback | None) -> None:
-        if callback is not None and not callable(callback):
-            raise TypeError(f"the callback must be an async callable or None, got {callback!r}")
+        if callback is not None:
+            _check_async(callback)
         self._announcer.default = callback
 
     # RoomKit 0.109's name, which its code and tests assign: the same callback.
@@ -54,8 +55,10 @@ class Callbacks:
         the scope closes with the last owner. Any other displaced callback is dropped.
 
         Raises:
+            TypeError: ``callback`` is not an async function.
             HandlerClosedError: the whole handler is closed.
         """
+        _check_async(callback)
         return self._announcer.register(channel_id, callback)
 
     _set_on_input_required = set_on_input_required
@@ -77,3 +80,15 @@ class Callbacks:
             TypeError: ``check`` is not callable.
         """
         return self._answer_checks.add(check)
+
+
+def _check_async(callback: object) -> None:
+    # A plain function would fail at each request, where its ``False`` could deny nothing.
+    if not inspect.iscoroutinefunction(callback) and not inspect.iscoroutinefunction(
+        getattr(type(callback), "__call__", None)  # noqa: B004 - an object with an async __call__
+    ):
+        label = getattr(callback, "__name__", "on_input")
+        raise TypeError(
+            f"the callback must be an async function (async def {label}(event) returning False "
+            f"to deny) or None, got {callback!r}"
+        )
