@@ -519,6 +519,40 @@ async def test_the_channel_reports_a_cut_call_whose_on_tool_cancelled_raises(
     assert json.loads(str(report.result))["hint"] == "The channel closed before its result."
 
 
+class StuckSandbox(Sandbox):
+    """An external handler whose ``on_tool_cancelled`` never returns."""
+
+    async def on_tool_cancelled(
+        self, tool_name: str, tool_input: dict[str, Any], **kwargs: Any
+    ) -> None:
+        await asyncio.Event().wait()
+
+
+async def test_an_on_tool_cancelled_that_never_returns_holds_the_close_up_for_a_bound_only(
+    build: Build, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The channel closes all the same, and reports the cut call itself."""
+    deciding, never = asyncio.Event(), asyncio.Event()
+
+    async def slow(name: str, arguments: dict[str, Any]) -> ToolDecision:
+        deciding.set()
+        await never.wait()
+        return ToolDecision(approved=True)  # pragma: no cover - never reached
+
+    h = await build(round_of(tool_call("Bash")), external_tool_handler=StuckSandbox(slow))
+
+    turn = asyncio.create_task(h.say())
+    await deciding.wait()
+    with caplog.at_level(logging.WARNING, logger="roomkit"):
+        await h.ai.close()
+    await turn
+
+    report = h.report()
+    assert report.cancelled
+    assert json.loads(str(report.result))["hint"] == "The channel closed before its result."
+    assert "StuckSandbox.on_tool_cancelled did not return within 10 s" in caplog.text
+
+
 async def test_a_decision_that_is_not_a_tool_decision_fails_the_call(build: Build) -> None:
     async def sloppy(name: str, arguments: dict[str, Any]) -> ToolDecision:
         return True  # type: ignore[return-value]

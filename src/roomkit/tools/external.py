@@ -143,7 +143,8 @@ class ExternalToolHandler(ABC):
 
         Override it to withdraw what the call started (a question shown to a person), then
         ``await super().on_tool_cancelled(...)`` to keep the report. It runs while the turn
-        tears down: keep it short.
+        tears down: keep it short (after 10 s it is cancelled, and the channel reports the
+        call itself).
         """
         await self._fire_on_tool_hook(
             tool_name,

@@ -43,6 +43,10 @@ __all__ = ["run", "takes", "teardown"]
 
 logger = logging.getLogger("roomkit.channels.ai")
 
+CANCELLED_BOUND = 10.0
+"""Seconds an external handler's ``on_tool_cancelled`` may take before the channel reports
+the call itself: it runs in the turn's teardown, which a channel's close waits for."""
+
 
 def takes(turn: Turn, call: AIToolCall) -> bool:
     """True when ``call`` is the provider's: already run, or its external handler's to decide."""
@@ -179,16 +183,29 @@ async def _tell_result(
 
 
 async def teardown(turn: Turn) -> None:
-    """Tell the handler about each call the turn cut before its decision arrived."""
+    """Tell the handler about each call the turn cut before its decision arrived; report
+    the call here when the handler raises or takes over :data:`CANCELLED_BOUND`."""
     handler = turn.channel.external_tool_handler
     if handler is None or not turn.unreported:
         return
     pending, turn.unreported = turn.unreported, {}
     for call_id, (name, arguments) in pending.items():
+        # The turn's teardown holds up the channel's close: a handler gets a bound.
+        bound = asyncio.timeout(CANCELLED_BOUND)
         try:
-            await handler.on_tool_cancelled(
-                name, arguments, tool_call_id=call_id, room_id=turn.room_id
-            )
+            async with bound:
+                await handler.on_tool_cancelled(
+                    name, arguments, tool_call_id=call_id, room_id=turn.room_id
+                )
+            continue
         except Exception:
-            logger.exception("%s.on_tool_cancelled failed", type(handler).__name__)
-            await report(turn.site(call_id), name, cut(name, arguments, turn.cut_hint()))
+            if bound.expired():
+                logger.warning(
+                    "%s.on_tool_cancelled did not return within %g s: the call is reported "
+                    "cancelled without it",
+                    type(handler).__name__,
+                    CANCELLED_BOUND,
+                )
+            else:
+                logger.exception("%s.on_tool_cancelled failed", type(handler).__name__)
+        await report(turn.site(call_id), name, cut(name, arguments, turn.cut_hint()))
