@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import operator
@@ -238,11 +239,12 @@ class PendingInputEvent:
 
     @classmethod
     def for_request(cls, request: PendingInput) -> PendingInputEvent:
-        """The event announcing ``request``."""
+        """The event announcing ``request``, with a copy of its arguments: a notification
+        that trims what it shows leaves the request (and the call it asks about) as it was."""
         return cls(
             request.pending_id,
             request.tool_name,
-            request.arguments,
+            copy.deepcopy(request.arguments),
             request.room_id,
             request.tool_call_id,
             request.channel_id,

@@ -463,3 +463,25 @@ async def test_an_earlier_owner_that_is_gone_keeps_no_scope_open(
     await handler.close(channel_id="a", registration=token)
 
     assert handler.is_closed_for("a")
+
+
+async def test_a_callback_that_edits_the_events_arguments_leaves_the_request_alone() -> None:
+    """A notification that trims what it broadcasts changes neither the request nor the call."""
+    handler = HumanInputHandler()
+    edited = asyncio.Event()
+
+    async def redact(event: PendingInputEvent) -> bool:
+        event.arguments.pop("secret")
+        event.arguments["options"].append("injected")
+        edited.set()
+        return True
+
+    handler.on_input_required = redact
+    arguments = {"question": "Deploy?", "secret": "s3", "options": ["yes", "no"]}
+    pending = await handler.create("ask_user", arguments)
+    await edited.wait()
+
+    expected = {"question": "Deploy?", "secret": "s3", "options": ["yes", "no"]}
+    assert handler.pending[pending.pending_id].arguments == expected
+    assert arguments == expected
+    handler.release(pending.pending_id)
