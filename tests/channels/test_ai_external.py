@@ -497,28 +497,6 @@ async def test_the_channel_reports_a_call_whose_handler_report_raises(build: Bui
     assert (h.report("tc-1").outcome, h.report("tc-2").outcome) == ("served", "refused")
 
 
-async def test_the_channel_reports_a_cut_call_whose_on_tool_cancelled_raises(
-    build: Build,
-) -> None:
-    deciding, never = asyncio.Event(), asyncio.Event()
-
-    async def slow(name: str, arguments: dict[str, Any]) -> ToolDecision:
-        deciding.set()
-        await never.wait()
-        return ToolDecision(approved=True)  # pragma: no cover - never reached
-
-    h = await build(round_of(tool_call("Bash")), external_tool_handler=FragileSandbox(slow))
-
-    turn = asyncio.create_task(h.say())
-    await deciding.wait()
-    await h.ai.close()
-    await turn
-
-    report = h.report()
-    assert report.cancelled
-    assert json.loads(str(report.result))["hint"] == "The channel closed before its result."
-
-
 class StuckSandbox(Sandbox):
     """An external handler whose ``on_tool_cancelled`` never returns."""
 
@@ -528,10 +506,18 @@ class StuckSandbox(Sandbox):
         await asyncio.Event().wait()
 
 
-async def test_an_on_tool_cancelled_that_never_returns_holds_the_close_up_for_a_bound_only(
-    build: Build, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("handler", "logged"),
+    [
+        (FragileSandbox, "FragileSandbox.on_tool_cancelled failed"),
+        (StuckSandbox, "StuckSandbox.on_tool_cancelled did not return within 10 s"),
+    ],
+    ids=["raises", "never-returns"],
+)
+async def test_the_channel_reports_a_cut_call_whose_on_tool_cancelled_raises_or_hangs(
+    build: Build, caplog: pytest.LogCaptureFixture, handler: type[Sandbox], logged: str
 ) -> None:
-    """The channel closes all the same, and reports the cut call itself."""
+    """The channel's close goes on (a hanging handler holds it up for 10 s at most)."""
     deciding, never = asyncio.Event(), asyncio.Event()
 
     async def slow(name: str, arguments: dict[str, Any]) -> ToolDecision:
@@ -539,7 +525,7 @@ async def test_an_on_tool_cancelled_that_never_returns_holds_the_close_up_for_a_
         await never.wait()
         return ToolDecision(approved=True)  # pragma: no cover - never reached
 
-    h = await build(round_of(tool_call("Bash")), external_tool_handler=StuckSandbox(slow))
+    h = await build(round_of(tool_call("Bash")), external_tool_handler=handler(slow))
 
     turn = asyncio.create_task(h.say())
     await deciding.wait()
@@ -550,7 +536,7 @@ async def test_an_on_tool_cancelled_that_never_returns_holds_the_close_up_for_a_
     report = h.report()
     assert report.cancelled
     assert json.loads(str(report.result))["hint"] == "The channel closed before its result."
-    assert "StuckSandbox.on_tool_cancelled did not return within 10 s" in caplog.text
+    assert logged in caplog.text
 
 
 async def test_a_decision_that_is_not_a_tool_decision_fails_the_call(build: Build) -> None:
