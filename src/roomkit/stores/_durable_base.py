@@ -61,6 +61,11 @@ _LONGEST_PAUSE = 1.0
 """Seconds between the re-runs of a settle whose outcome is unknown: doubling, capped."""
 _SAME_OUTAGE = 30.0
 """Seconds between two failed settles within which they count as one outage."""
+_SETTLE_AGAIN = (
+    "settle it again once the store is back (aresolve with the same answer and by= returns "
+    "True if this answer was recorded), or read the request"
+)
+"""What to do about a settle whose outcome stayed unknown."""
 
 SETTLED_GRACE = 10.0
 """Seconds a settled outcome stays readable at the least, whatever the retention.
@@ -281,6 +286,8 @@ class DurableBase(Opened):
         *,
         in_doubt: Callable[[StoreUnavailableError], bool] = lambda fault: True,
         since_sent: bool = False,
+        what: str = "",
+        advice: str = _SETTLE_AGAIN,
     ) -> T:
         """Run ``attempt``, one check-and-set carrying this settle's token, until it answers.
 
@@ -294,13 +301,17 @@ class DurableBase(Opened):
         requests does not wait out the bound for each of them. With ``since_sent`` the
         outage starts when its first failed attempt was sent, not when it failed: a store
         that fails a silent call after its own timeout has been away that long already, and
-        a settle then takes the longer of the two bounds, not their sum.
+        a settle then takes the longer of the two bounds, not their sum. Another write that
+        carries a token of its own (a spend of the ledger) runs the same way: ``what`` names
+        it in the messages (``the spend of 'link:...'``) and ``advice`` says what to do when
+        its outcome stays unknown.
 
         Raises:
             StoreUnavailableError: the store stayed away; the message says the outcome is
                 unknown and how to learn it.
         """
         loop = asyncio.get_running_loop()
+        what = what or f"the settle of {pending_id!r}"
         sent = loop.time()
         try:
             answer = await attempt()
@@ -315,9 +326,9 @@ class DurableBase(Opened):
         give_up = since + self.settle_retry
         if give_up > loop.time():
             self._logger.info(
-                "the settle of %r at %s may or may not have landed (%s); running it again "
+                "%s at %s may or may not have landed (%s); running it again "
                 "for up to %.1f s to learn its outcome",
-                pending_id,
+                what,
                 where,
                 fault,
                 give_up - loop.time(),
@@ -335,10 +346,8 @@ class DurableBase(Opened):
                 self._outage = None
                 return answer
         raise StoreUnavailableError(
-            f"{fault}; whether the settle of {pending_id!r} was recorded is unknown (the "
-            f"store has not answered for {loop.time() - since:.1f} s): settle it again once "
-            f"the store is back (aresolve with the same answer and by= returns True if this "
-            f"answer was recorded), or read the request"
+            f"{fault}; whether {what} was recorded is unknown (the store has not answered "
+            f"for {loop.time() - since:.1f} s): {advice}"
         ) from fault
 
     def _failed(self, now: float, *, began: float | None = None) -> float:

@@ -226,7 +226,9 @@ class RedisStore(GrantingFacade):
         self._approvals: Approvals = Approvals(
             client, layout, where, within, heads, audit_ms, self.fetch
         )
-        self._spending = Spending(client, layout, where, within, self._ensure_open, self.clock)
+        self._spending = Spending(
+            client, layout, where, within, self._ensure_open, self.clock, knowing
+        )
         self._opened = False
         self._checked = False
         self._create = bool(create)

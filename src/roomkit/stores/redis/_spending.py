@@ -3,14 +3,18 @@
 Each entry is a key ``<prefix>:ledger:<entry>`` that expires with its entry
 (:mod:`._ledger`); the spend is one script on the server, so exactly one caller among every
 process on the server spends an entry while it has not expired. The spend and the refund
-carry a token (:mod:`._once`): sent again by the client after their reply was lost, they
-find what they did and do nothing more. Recording an entry writes the same when repeated.
+carry a token (:mod:`._once`): sent again after their reply was lost, they find what they
+did and do nothing more. So the store sends them again itself, with the same token, while
+the server is away (up to its ``settle_retry``, as a settle): a spend that landed as the
+server went down is reported won once it is back, not refused to the caller who made it.
+Recording an entry writes the same when repeated.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 from redis.commands.core import AsyncScript
 
@@ -22,6 +26,9 @@ from roomkit.stores.redis._part import Part
 
 __all__ = ["Spending"]
 
+_SPEND_UNKNOWN = "read the entry (read_spent) once the store is back: spent, it may be this spend"
+_REFUND_UNKNOWN = "read the entry (read_spent) once the store is back before refunding it again"
+
 
 @dataclass(slots=True, eq=False)
 class Spending(Part):
@@ -31,6 +38,8 @@ class Spending(Part):
     """Opens the store lazily (or raises when it is closed)."""
     clock: Callable[[], float]
     """The store's clock."""
+    knowing: Callable[..., Awaitable[Any]]
+    """Runs an attempt again while the server is away (the store's ``_settle_knowing``)."""
     _spend: AsyncScript = field(init=False)
     _refund: AsyncScript = field(init=False)
 
@@ -47,8 +56,7 @@ class Spending(Part):
         args = [ledger.value(now, until), "" if expiry is None else expiry, repr(now)]
         key = ledger.entry_key(self.layout.prefix, entry)
         keys, args = with_token(self.layout.prefix, [key], args, within=self.within)
-        async with guard(self.where, within=self.within):
-            won = await self._spend(keys=keys, args=args)
+        won = await self._once(self._spend, keys, args, f"the spend of {entry!r}", _SPEND_UNKNOWN)
         return bool(int(won))
 
     async def refund_spent(self, entry: str) -> None:
@@ -56,8 +64,18 @@ class Spending(Part):
         key = ledger.entry_key(self.layout.prefix, check_entry(entry))
         await self.ensure_open()
         keys, args = with_token(self.layout.prefix, [key], [], within=self.within)
-        async with guard(self.where, within=self.within):
-            await self._refund(keys=keys, args=args)
+        await self._once(self._refund, keys, args, f"the refund of {entry!r}", _REFUND_UNKNOWN)
+
+    async def _once(
+        self, script: AsyncScript, keys: list[Any], args: list[Any], what: str, advice: str
+    ) -> Any:
+        """Run ``script`` with its token, again while the server is away; its reply."""
+
+        async def attempt() -> Any:
+            async with guard(self.where, within=self.within):
+                return await script(keys=keys, args=args)
+
+        return await self.knowing(attempt, what, self.where, what=what, advice=advice)
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""

@@ -1,0 +1,57 @@
+"""A spend or a refund on a Redis ledger that lands while its caller never hears of it is
+reported as it landed: the store runs it again with its token until the server answers.
+
+A relay lets the spend reach the server, drops the reply and cuts the connection, as a
+server killed at that moment does; the client sends nothing again (``Retry(..., 0)``), as
+when its own re-send finds the server still away. Told of no outcome, a caller could only
+spend again and be refused: a single-use link burned with nobody having used it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from tests.servers.redis_server import RedisServer
+from tests.servers.stores import fresh_prefix
+from tests.tools.human_input.stores.redis_relay import Relay
+
+from roomkit.stores.redis import RedisStore
+
+Relayed = tuple[Relay, RedisStore]
+
+
+@pytest.fixture
+async def relayed(redis_server: RedisServer) -> AsyncIterator[Relayed]:
+    """A Redis store reaching its server through a relay, its client never sending again."""
+    async with Relay(redis_server.port) as relay:
+        client = Redis.from_url(relay.url, retry=Retry(NoBackoff(), 0))
+        try:
+            async with RedisStore(client=client, prefix=fresh_prefix()) as store:
+                # The server learns the scripts now: the reply a test loses is the spend's
+                # or the refund's, not the server's word that it does not know the script.
+                assert await store.spend_once("warm-up", until=None)
+                await store.refund_spent("warm-up")
+                yield relay, store
+        finally:
+            await client.aclose()
+
+
+async def test_a_spend_whose_reply_is_lost_is_reported_won(relayed: Relayed) -> None:
+    relay, store = relayed
+    relay.lose_reply_to(b"link:lost-spend")
+    assert await store.spend_once("link:lost-spend", until=None) is True
+    assert relay.lost.is_set(), "the spend reached the server"
+    assert await store.spend_once("link:lost-spend", until=None) is False
+
+
+async def test_a_refund_whose_reply_is_lost_leaves_the_entry_spendable(relayed: Relayed) -> None:
+    relay, store = relayed
+    assert await store.spend_once("link:lost-refund", until=None)
+    relay.lose_reply_to(b"link:lost-refund")
+    await store.refund_spent("link:lost-refund")
+    assert relay.lost.is_set(), "the refund reached the server"
+    assert await store.spend_once("link:lost-refund", until=None) is True
