@@ -1,10 +1,11 @@
-"""A spend or a refund on a Redis ledger that lands while its caller never hears of it is
-reported as it landed: the store runs it again with its token until the server answers.
+"""A ledger spend (or, on Redis, a refund) that lands while its caller never hears of it
+is reported as it landed: the store runs it again with its token until the server answers.
 
-A relay lets the spend reach the server, drops the reply and cuts the connection, as a
-server killed at that moment does; the client sends nothing again (``Retry(..., 0)``), as
-when its own re-send finds the server still away. Told of no outcome, a caller could only
-spend again and be refused: a single-use link burned with nobody having used it.
+A relay lets the write reach the server, drops the reply and cuts the connection, as a
+server killed at that moment does. On Redis the client sends nothing again
+(``Retry(..., 0)``), as when its own re-send finds the server still away; on PostgreSQL the
+reply lost is the COMMIT's. Told of no outcome, a caller could only spend again and be
+refused: a single-use link burned with nobody having used it.
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from tests.servers.postgres_server import PostgresServer
 from tests.servers.redis_server import RedisServer
 from tests.servers.stores import fresh_prefix
+from tests.tools.human_input.stores.postgres_kit import new_schema
 from tests.tools.human_input.stores.redis_relay import Relay
+from tests.tools.human_input.stores.test_reassignment_kills import through
 
+from roomkit.stores.postgres import PostgresStore
 from roomkit.stores.redis import RedisStore
 
 Relayed = tuple[Relay, RedisStore]
@@ -55,3 +60,18 @@ async def test_a_refund_whose_reply_is_lost_leaves_the_entry_spendable(relayed: 
     await store.refund_spent("link:lost-refund")
     assert relay.lost.is_set(), "the refund reached the server"
     assert await store.spend_once("link:lost-refund", until=None) is True
+
+
+async def test_a_postgres_spend_whose_commit_reply_is_lost_is_reported_won(
+    postgres_server: PostgresServer,
+) -> None:
+    """The relay drops the reply to the spend's COMMIT and cuts the connection: the row is
+    in, and the store, running the spend again with its token, finds it its own."""
+    async with Relay(postgres_server.port) as relay:
+        dsn = through(postgres_server.dsn, relay.port)
+        async with PostgresStore(dsn, schema=new_schema()) as store:
+            assert await store.spend_once("warm-up", until=None)
+            relay.lose_reply_to(b"COMMIT")
+            assert await store.spend_once("link:lost-commit", until=None) is True
+            assert relay.lost.is_set(), "the spend's COMMIT reached the server"
+            assert await store.spend_once("link:lost-commit", until=None) is False

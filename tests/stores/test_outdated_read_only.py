@@ -187,7 +187,7 @@ def test_earlier_postgres_tables_are_refused_and_not_migrated(
         db.execute("DELETE FROM roomkit_schema WHERE version >= 8")
     before = _postgres_state(database)
     err = _refused(command, database, capsys)
-    assert "(tables of version 7; this roomkit uses 9)" in err
+    assert "(tables of version 7; this roomkit uses 10)" in err
     assert PASSWORD not in err, "the password is not shown"
     assert _postgres_state(database) == before
     _answered(database)  # a writing store migrates it

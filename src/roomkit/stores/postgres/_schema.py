@@ -18,7 +18,9 @@ checkpoints (:mod:`~roomkit.stores.postgres._trail`). Version 8 adds
 the row, which tells a waiter's backstop what changed since it last looked (see
 :mod:`~roomkit.stores.postgres._changes`); rows older than the column
 hold NULL, and are never named. Version 9 adds the outbox's ``claim``: the token of the claim
-that took each row last (see :mod:`~roomkit.stores._lost_claims`).
+that took each row last (see :mod:`~roomkit.stores._lost_claims`). Version 10 adds the
+ledger's ``token``: the token of the spend that wrote each row, by which a spend run again
+after its COMMIT's reply was lost finds the row its own.
 ``roomkit_schema`` holds the version of the tables: a store creates them on first use and
 brings an older version up to date (one migration per version, under a lock, so two
 processes opening at once take turns); a database whose version is newer than this code is
@@ -61,12 +63,13 @@ __all__ = [
 
 logger = logging.getLogger("roomkit.tools.human_input.stores.postgres")
 
-VERSION = 9
+VERSION = 10
 """The version of the tables this code reads and writes (2: approvals and histories; 3: the
 notification outbox; 4: its index of requests' endings, for the purge; 5: quorums and their
 votes; 6: when each history was last appended to, for its audit retention; 7: each
 history's signed head, and the checkpoints; 8: the transaction of each row's last change, for
-the backstop of waiters; 9: the token of each outbox row's last claim)."""
+the backstop of waiters; 9: the token of each outbox row's last claim; 10: the token of each
+ledger row's spend)."""
 
 _TYPES = {
     "detached": "integer",
@@ -182,6 +185,7 @@ class Statements:
                 f"CREATE INDEX IF NOT EXISTS roomkit_pending_by_tx ON {pending} (changed_tx)",
             ],
             9: [f"ALTER TABLE {s}.roomkit_outbox ADD COLUMN IF NOT EXISTS claim text"],
+            10: [f"ALTER TABLE {ledger} ADD COLUMN IF NOT EXISTS token text"],
         }
         """The statements that bring the tables from one version below each key to it."""
 
@@ -331,18 +335,20 @@ class Statements:
             f"DELETE FROM {ledger} WHERE expires_at IS NOT NULL AND expires_at <= %s"
         )
         self.ledger_spend = (
-            f"INSERT INTO {ledger} AS l (entry, spent_at, expires_at) "
-            "VALUES (%(entry)s, %(now)s, %(until)s) "
+            f"INSERT INTO {ledger} AS l (entry, spent_at, expires_at, token) "
+            "VALUES (%(entry)s, %(now)s, %(until)s, %(token)s) "
             "ON CONFLICT (entry) DO UPDATE SET spent_at = excluded.spent_at, "
-            "expires_at = excluded.expires_at "
-            "WHERE l.expires_at IS NOT NULL AND l.expires_at <= %(now)s RETURNING entry"
+            "expires_at = excluded.expires_at, token = excluded.token "
+            "WHERE (l.expires_at IS NOT NULL AND l.expires_at <= %(now)s) "
+            "OR l.token = %(token)s RETURNING entry"
         )
-        """Parameters: ``entry``, ``now``, ``until``; a row when this call spent it."""
+        """Parameters: ``entry``, ``now``, ``until``, ``token``; a row when this call spent it
+        (run again with its token, when it had, though its reply was lost)."""
         self.ledger_record = (
             f"INSERT INTO {ledger} (entry, spent_at, expires_at) "
             "VALUES (%(entry)s, %(now)s, %(until)s) "
             "ON CONFLICT (entry) DO UPDATE SET spent_at = excluded.spent_at, "
-            "expires_at = excluded.expires_at"
+            "expires_at = excluded.expires_at, token = NULL"
         )
         """Parameters: ``entry``, ``now``, ``until``."""
         self.ledger_refund = f"DELETE FROM {ledger} WHERE entry = %s"

@@ -2,15 +2,20 @@
 
 One row per spent entry; the spend is an ``INSERT ... ON CONFLICT`` that replaces only an
 expired row, so exactly one caller among every process on the database spends an entry.
-Every write first drops the rows already expired on the store's clock.
+Every write first drops the rows already expired on the store's clock. A spend writes its
+token in its row: one whose COMMIT's reply was lost (a connection cut, a server killed)
+runs again with it while the server is away (up to the store's ``settle_retry``, as a
+settle), finds the row its own, and is reported won, not refused to the caller who made it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import secrets
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
+from typing import Any
 
-from roomkit.stores._ledger import check_entries, check_until, spent_time
+from roomkit.stores._ledger import SPEND_UNKNOWN, check_entries, check_until, spent_time
 from roomkit.stores.postgres._part import Part
 from roomkit.stores.postgres._schema import read_back, stored
 from roomkit.stores.postgres._text import ledger_entry
@@ -24,10 +29,22 @@ class Spending(Part):
 
     clock: Callable[[], float]
     """The store's clock."""
+    knowing: Callable[..., Awaitable[Any]]
+    """Runs an attempt again while the server is away (the store's ``_settle_knowing``)."""
 
     async def spend_once(self, entry: str, *, until: float | None) -> bool:
         """The check-and-set of the ledger: ``True`` for the first caller only."""
-        spent, _ = await self._write(self.sql.ledger_spend, entry, until)
+        entry, until = ledger_entry(entry), check_until(until)
+        token = secrets.token_hex(16)
+        what = f"the spend of {entry!r}"
+
+        async def attempt() -> bool:
+            spent, _ = await self._write(self.sql.ledger_spend, entry, until, token)
+            return spent
+
+        spent: bool = await self.knowing(
+            attempt, what, self.link.where, what=what, advice=SPEND_UNKNOWN
+        )
         return spent
 
     async def refund_spent(self, entry: str) -> None:
@@ -42,15 +59,19 @@ class Spending(Part):
         _, now = await self._write(self.sql.ledger_record, entry, until)
         return now
 
-    async def _write(self, statement: str, entry: str, until: float | None) -> tuple[bool, float]:
-        """Drop the expired rows, then run ``statement`` (the spend or the record) for
-        ``entry`` at now, in one transaction; whether it returned a row, and now."""
+    async def _write(
+        self, statement: str, entry: str, until: float | None, token: str | None = None
+    ) -> tuple[bool, float]:
+        """Drop the expired rows, then run ``statement`` (the spend, with its ``token``, or
+        the record) for ``entry`` at now, in one transaction; whether it returned a row, and
+        now."""
         entry, until = ledger_entry(entry), check_until(until)
         await self.ready()
         async with self.link.connection() as db, db.transaction():
             now = self.clock()
             await db.execute(self.sql.ledger_prune, (now,))
-            cursor = await db.execute(statement, {"entry": entry, "now": now, "until": until})
+            parameters = {"entry": entry, "now": now, "until": until, "token": token}
+            cursor = await db.execute(statement, parameters)
             returned = cursor.description is not None and await cursor.fetchone() is not None
             return returned, now
 

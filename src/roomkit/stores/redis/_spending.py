@@ -18,7 +18,7 @@ from typing import Any
 
 from redis.commands.core import AsyncScript
 
-from roomkit.stores._ledger import check_entries, check_entry, check_until
+from roomkit.stores._ledger import SPEND_UNKNOWN, check_entries, check_entry, check_until
 from roomkit.stores.redis import _ledger as ledger
 from roomkit.stores.redis._link import guard
 from roomkit.stores.redis._once import with_token
@@ -26,7 +26,6 @@ from roomkit.stores.redis._part import Part
 
 __all__ = ["Spending"]
 
-_SPEND_UNKNOWN = "read the entry (read_spent) once the store is back: spent, it may be this spend"
 _REFUND_UNKNOWN = "read the entry (read_spent) once the store is back before refunding it again"
 
 
@@ -56,7 +55,7 @@ class Spending(Part):
         args = [ledger.value(now, until), "" if expiry is None else expiry, repr(now)]
         key = ledger.entry_key(self.layout.prefix, entry)
         keys, args = with_token(self.layout.prefix, [key], args, within=self.within)
-        won = await self._once(self._spend, keys, args, f"the spend of {entry!r}", _SPEND_UNKNOWN)
+        won = await self._once(self._spend, keys, args, f"the spend of {entry!r}", SPEND_UNKNOWN)
         return bool(int(won))
 
     async def refund_spent(self, entry: str) -> None:

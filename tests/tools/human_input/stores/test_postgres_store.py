@@ -135,7 +135,7 @@ async def test_stores_opening_a_new_schema_at_once_all_open(
     try:
         await asyncio.gather(*(store.open() for store in stores))
         versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-        assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,)]
+        assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,), (10,)]
     finally:
         for store in stores:
             await store.close()
@@ -251,7 +251,7 @@ async def test_tables_of_version_1_gain_the_approval_columns_and_history(
     assert read is not None
     assert (read.kind, read.approvers) == ("question", ())
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,), (10,)]
 
 
 QUORUM_DROPS = tuple(
@@ -283,7 +283,7 @@ async def test_tables_of_version_3_gain_the_quorum_columns(
     assert voted is not None
     assert (voted.quorum, voted.veto, voted.approvers) == (2, False, ("ann",))
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,), (10,)]
 
 
 async def test_tables_of_version_7_gain_the_change_log(postgres_server: PostgresServer) -> None:
@@ -305,7 +305,7 @@ async def test_tables_of_version_7_gain_the_change_log(postgres_server: Postgres
         assert (await store.changes_since(first.mark)).pending_ids == {old.pending_id}
         assert await store.fetch(untouched.pending_id) is not None
     versions = await sql(postgres_server.dsn, f'SELECT version FROM "{schema}".roomkit_schema')
-    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,)]
+    assert sorted(versions) == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,), (10,)]
 
 
 def _uncompressible(length: int) -> str:
