@@ -270,6 +270,28 @@ async def test_invalid_arguments_are_refused_with_the_problem(
     assert human.handler.pending == {}
 
 
+async def test_arguments_a_pattern_takes_too_long_on_are_refused(build: Build) -> None:
+    """Matched by re, forty "a" and a "!" against this pattern would hold the loop for hours."""
+    code = {"type": "string", "pattern": "^(a|a)+$"}
+    tool = AITool(
+        name="Redeem",
+        description="Redeem a code.",
+        parameters={"type": "object", "properties": {"code": code}, "required": ["code"]},
+    )
+    human = HumanInputToolHandler({"Redeem"}, tool_definitions=[tool])
+    h = await build(round_of(tool_call("Redeem", {"code": "a" * 40 + "!"})), human=human)
+
+    await h.say()
+
+    problem = (
+        "arguments: the tool's schema pattern '^(a|a)+$' took too long to check against them; "
+        "write them again, shorter or plainer"
+    )
+    assert h.read() == [(error(f"Invalid arguments for 'Redeem': {problem}"), True)]
+    assert h.report().refused
+    assert human.handler.pending == {}
+
+
 async def test_valid_nested_arguments_reach_the_person(build: Build) -> None:
     human = HumanInputToolHandler({"Survey"}, tool_definitions=[SURVEY])
     arguments = {"questions": [{"question": "q", "kind": "multi", "options": [{"label": "a"}]}]}

@@ -34,6 +34,7 @@ UNUSED = (
     "roomkit.mcp",
     "roomkit.notify",
     "jsonschema",
+    "regex",
     "pydantic",
     "fastapi",
     "starlette",

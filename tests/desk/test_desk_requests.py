@@ -186,6 +186,17 @@ async def test_a_custom_request_with_a_schema_takes_matching_json(world: World) 
     assert json.loads(await world.handler.wait(pending_id)) == {"n": 2}
 
 
+async def test_an_answer_a_pattern_takes_too_long_on_gets_422(world: World) -> None:
+    """Matched by re, forty "a" and a "!" against this pattern would hold the desk for hours."""
+    schema = {"type": "string", "pattern": "^(a|a)+$"}
+    pending_id = await world.ask({"question": "n?"}, tool_name="custom_tool", answer_schema=schema)
+    status, refused = await answer(world, pending_id, {"answer": "a" * 40 + "!"})
+    assert status == 422
+    assert "pattern '^(a|a)+$' took too long to check against that answer" in refused["detail"]
+    assert (await world.handler.get_request(pending_id)).status == "pending"
+    assert (await answer(world, pending_id, {"answer": "aaa"}))[0] == 200
+
+
 async def test_a_custom_request_without_a_schema_takes_text(world: World) -> None:
     pending_id = await world.ask({"anything": 1}, tool_name="Free")
     assert (await answer(world, pending_id, {"answer": {"x": 1}}))[0] == 422

@@ -5,7 +5,9 @@ validated against the ``parameters`` the tool declared, and a failure becomes on
 readable problem the model can act on (``missing required argument 'question'``). The full
 JSON Schema language applies (nested objects, arrays, enums, ``$ref``, ``anyOf``...), except
 ``format``, which is not asserted. Validators are compiled once per distinct schema and kept
-in a bounded cache, since this runs on every tool call.
+in a bounded cache, since this runs on every tool call. A schema's patterns are matched in
+bounded time (:mod:`roomkit.tools._schema_patterns`): one that takes too long on a value
+refuses the value, saying so, rather than hold the process.
 
 Text is checked too: a string that UTF-8 cannot encode (a lone surrogate, which JSON's
 ``\\ud800`` escape can carry) is refused here, since no store, socket or vendor API can send
@@ -41,6 +43,7 @@ from roomkit._storable import (
     path_text,
     unencodable_text,
 )
+from roomkit.tools._schema_patterns import PatternTimeout, bounded, search
 
 __all__ = [
     "answer_schema_problem",
@@ -84,7 +87,8 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
         arguments, got list``. Nested problems name their path (``questions[0].options``).
         When several things are wrong, the most relevant one is chosen, always the same way.
         Arguments nested too deeply to check (past the interpreter's stack) are a problem
-        too, saying so.
+        too, saying so, and so are arguments a pattern of the schema takes too long to
+        check.
 
     Raises:
         ValueError: the schema itself is invalid or holds a ``$ref`` that cannot be
@@ -114,6 +118,11 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
         # The validator descends one call per level: arguments nested past the
         # interpreter's stack are refused, as the model can be told to write them again.
         return _TOO_DEEP
+    except PatternTimeout as exc:
+        return _clip(
+            f"arguments: the tool's schema pattern {exc.pattern!r} took too long to check "
+            "against them; write them again, shorter or plainer"
+        )
 
 
 def tool_name_problem(name: str) -> str | None:
@@ -229,7 +238,7 @@ def _compiled(key: str) -> Validator:
 
 
 def _compile(schema: dict[str, Any]) -> Validator:
-    cls = validator_for(schema, default=Draft202012Validator)
+    cls = bounded(validator_for(schema, default=Draft202012Validator))
     cls.check_schema(schema)
     # An empty registry: a $ref only ever resolves inside the schema, never over the network.
     validator: Validator = cls(schema, registry=Registry())
@@ -294,11 +303,7 @@ def _unknown_argument(error: ValidationError, path: list[str | int]) -> str | No
     known = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
     unknown = next(
-        (
-            key
-            for key in instance
-            if key not in known and not any(re.search(p, key) for p in patterns)
-        ),
+        (key for key in instance if key not in known and not any(search(p, key) for p in patterns)),
         None,
     )
     if unknown is None:
@@ -358,13 +363,17 @@ def validate_answer(schema: Mapping[str, Any], value: object) -> str | None:
 
     Returns:
         ``None`` when the answer is valid, else one problem naming where it is
-        (``answer.choice: 'x' is not one of ['a', 'b']``).
+        (``answer.choice: 'x' is not one of ['a', 'b']``), or saying that a pattern of the
+        schema took too long to check against it.
 
     Raises:
         ValueError: the schema itself is invalid, or holds a ``$ref`` the answer reaches
             that cannot be resolved (:func:`answer_schema_problem` refuses both).
     """
-    error = _answer_error(schema, value)
+    try:
+        error = _answer_error(schema, value)
+    except PatternTimeout as exc:
+        return _slow_answer(exc)
     return None if error is None else _answer_problem(error)
 
 
@@ -384,6 +393,13 @@ def validate_answer_text(schema: Mapping[str, Any], text: str) -> str | None:
         ValueError: the schema itself is invalid, or holds a ``$ref`` the answer reaches
             that cannot be resolved.
     """
+    try:
+        return _text_problem(schema, text)
+    except PatternTimeout as exc:
+        return _slow_answer(exc)
+
+
+def _text_problem(schema: Mapping[str, Any], text: str) -> str | None:
     as_text = _answer_error(schema, text)
     if as_text is None:
         return None
@@ -408,6 +424,13 @@ def _answer_error(schema: Mapping[str, Any], value: object) -> ValidationError |
     except Unresolvable as exc:
         raise ValueError(f"the answer schema holds a $ref that cannot be resolved: {exc}") from exc
     return error
+
+
+def _slow_answer(timeout: PatternTimeout) -> str:
+    return _clip(
+        f"answer: the schema's pattern {timeout.pattern!r} took too long to check against "
+        "that answer; send a shorter or plainer one"
+    )
 
 
 def _answer_problem(error: ValidationError) -> str:

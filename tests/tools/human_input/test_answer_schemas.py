@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -66,3 +67,28 @@ async def test_a_ref_inside_the_schema_is_taken(handler: HumanInputHandler) -> N
     with pytest.raises(InvalidAnswerError, match=r"answer\.c"):
         await handler.aresolve(asked.pending_id, '{"c": 5}')
     assert await handler.aresolve(asked.pending_id, '{"c": "red"}')
+
+
+# Each doubles its time per "a" under re: forty of them and a "!" would hold the process for
+# hours, in the engine of the interpreter, where no other task of the loop runs.
+SLOW = {"type": "string", "pattern": "^(a|a)+$"}
+NESTED = {"type": "string", "pattern": "^(a+)+$"}
+STUCK = "a" * 40 + "!"
+
+
+async def test_an_answer_a_pattern_takes_too_long_on_is_refused(
+    handler: HumanInputHandler,
+) -> None:
+    request = await handler.create("custom_tool", {"question": "n?"}, answer_schema=SLOW)
+    with pytest.raises(InvalidAnswerError, match=re.escape("pattern '^(a|a)+$' took too long")):
+        await handler.aresolve(request.pending_id, json.dumps(STUCK))
+    assert (await handler.get_request(request.pending_id)).status == "pending"
+    assert await handler.aresolve(request.pending_id, json.dumps("aaa"))
+    assert await handler.wait(request.pending_id) == '"aaa"'
+
+
+async def test_an_answer_a_nested_repeat_misses_is_refused(handler: HumanInputHandler) -> None:
+    request = await handler.create("custom_tool", {"question": "n?"}, answer_schema=NESTED)
+    with pytest.raises(InvalidAnswerError, match=re.escape("does not match '^(a+)+$'")):
+        await handler.aresolve(request.pending_id, json.dumps(STUCK))
+    assert (await handler.get_request(request.pending_id)).status == "pending"
