@@ -11,7 +11,9 @@ import pytest
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.common import RetryPolicy
+from temporalio.worker import Worker
 from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.history import wait_for_event
 from tests.adapters.temporal.workflows import AskAtOnce, AskThenFail, ContinueWhileAsking
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -159,3 +161,82 @@ async def test_an_answer_to_a_run_that_continued_as_new_is_refused_and_the_new_r
     assert (late.status_code, late.json()) == (409, {"detail": f"Withdrawn: {CONTINUED}"})
     assert await withdrawn_for(world, first) == ended(CONTINUED)
     assert (answered.status_code, result) == (200, {"answer": "Hotel I"})
+
+
+@SQLITE_ONLY
+async def test_a_retry_withdraws_the_question_its_failed_run_left_open(world: World) -> None:
+    """One pause, one open question: the retry's ask withdraws the failed run's open one,
+    saying how that run ended, with no answer and no run check needed."""
+    async with running(world.worker(AskThenFail), world.notifier()):
+        handle = await world.start(AskThenFail, retry_policy=RetryPolicy(maximum_attempts=2))
+        [first] = await asking(world, handle, 1)
+        await handle.signal(AskThenFail.fail)
+        retried = await world.created.next()
+        pending = [request.pending_id for request in await world.desk_handler.list_pending()]
+        answered = await world.answer(retried, "alice", {"answer": "Hotel I"})
+        result = await handle.result()
+    assert pending == [retried]
+    assert await withdrawn_for(world, first) == ended(FAILED)
+    assert (answered.status_code, result) == (200, {"answer": "Hotel I"})
+
+
+@SQLITE_ONLY
+async def test_a_run_continued_as_new_withdraws_the_question_the_old_run_left_open(
+    world: World,
+) -> None:
+    workflow = ContinueWhileAsking
+    async with running(world.worker(workflow)):
+        handle = await world.start(workflow, False)
+        [first] = await asking(world, handle, 1)
+        await handle.signal(workflow.next)
+        continued = await world.created.next()
+        pending = [request.pending_id for request in await world.desk_handler.list_pending()]
+    assert pending == [continued]
+    assert await withdrawn_for(world, first) == ended(CONTINUED)
+
+
+@SQLITE_ONLY
+async def test_an_answer_to_a_failed_run_reaching_its_retry_mid_create_is_refused(
+    world: World,
+) -> None:
+    """An answer given where no one checks the run (the CLI, another process) reaches the
+    retry while its first ask is being made: refused, saying the run ended, never taken and
+    then dropped; the retry's own question takes the next answer."""
+    async with running(world.worker(AskThenFail, max_cached_workflows=0)):
+        handle = await world.start(AskThenFail, retry_policy=RetryPolicy(maximum_attempts=2))
+        [first] = await asking(world, handle, 1)
+    # Workflows only: the retry's create stays scheduled until an activity worker comes.
+    workflows_only = Worker(world.client, task_queue=world.task_queue, workflows=[AskThenFail])
+    async with running(notifier := world.notifier()):
+        async with running(workflows_only):
+            await handle.signal(AskThenFail.fail)
+            retry = await _retry_of(world, handle)
+            await wait_for_event(retry, _scheduled)
+            assert await world.worker_handler.aresolve(first, "Hotel H", by="alice")
+            await notifier.wait_idle()
+        [delivered] = [
+            e for e in await world.desk_handler.history(first) if e["type"] == "delivered"
+        ]
+        async with running(world.worker(AskThenFail)):
+            retried = await world.created.next()
+            answered = await world.answer(retried, "alice", {"answer": "Hotel I"})
+            result = await handle.result()
+    assert (delivered["accepted"], delivered["refused"]) == (
+        False,
+        "the workflow ended (failed) before it took the answer",
+    )
+    assert (answered.status_code, result) == (200, {"answer": "Hotel I"})
+
+
+async def _retry_of(world: World, handle: WorkflowHandle) -> WorkflowHandle:
+    """The run the failed first run of ``handle``'s workflow was retried as."""
+    first = world.client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
+    async for event in first.fetch_history_events(wait_new_event=True):
+        if event.HasField("workflow_execution_failed_event_attributes"):
+            run_id = event.workflow_execution_failed_event_attributes.new_execution_run_id
+            return world.client.get_workflow_handle(handle.id, run_id=run_id)
+    raise AssertionError(f"workflow {handle.id} was not retried")
+
+
+def _scheduled(event: HistoryEvent) -> bool:
+    return event.HasField("activity_task_scheduled_event_attributes")

@@ -4,10 +4,12 @@
 makes the request of one ask with the key the workflow fixed for it, so a retry, a worker
 that crashed before reporting, and a replay all re-attach to the same request; it records
 the ask's ladder and the request's announcement in the store's outbox, so that whichever
-notifier runs, now or later, delivers its outcome. The expire activity runs when the
-workflow's timer fires: it records the timeout if nobody answered, and returns the outcome
-the store holds. The withdraw activity runs when the workflow is cancelled while a person is
-asked: the request is withdrawn, so it leaves the desk and a late answer is refused.
+notifier runs, now or later, delivers its outcome; the first ask of a retry, or of a run
+continued as new, first withdraws the questions the earlier runs left open. The expire
+activity runs when the workflow's timer fires: it records the timeout if nobody answered,
+and returns the outcome the store holds. The withdraw activity runs when the workflow is
+cancelled while a person is asked: the request is withdrawn, so it leaves the desk and a late
+answer is refused.
 
 Each activity heartbeats while it runs (when the workflow gave it a heartbeat timeout), so
 Temporal retries one whose worker died within that timeout rather than the attempt's whole
@@ -17,19 +19,20 @@ Temporal retries one whose worker died within that timeout rather than the attem
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from roomkit.adapters.temporal._ended import withdraw_earlier_runs
 from roomkit.adapters.temporal._protocol import (
     CHANNEL,
     CREATE_ACTIVITY,
     EXPIRE_ACTIVITY,
     WITHDRAW_ACTIVITY,
     Origin,
+    hashed_key,
     outcome_of,
     tool_call_id_of,
 )
@@ -96,7 +99,7 @@ def _key_of(key: str, room_id: str, actor_id: str | None) -> str:
     same key, and one a store keeps stays as it is."""
     if scoped_key_bytes(room_id, CHANNEL, actor_id, key) <= MAX_SCOPED_KEY_BYTES:
         return key
-    return f"sha256:{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
+    return hashed_key(key)
 
 
 def _ladder_of(spec: dict[str, Any] | None) -> Ladder | None:
@@ -130,6 +133,9 @@ class _Activities:
             "timeout": float(ask["timeout"]),
         }
         joining = ask.get("approvers") or ()
+        if ask.get("continues") and origin.seq == 1:
+            # A retry's first ask, or a continued run's: the earlier runs' questions go.
+            await withdraw_earlier_runs(activity.client(), handler, origin)
         try:
             common["key"] = _key_of(ask["key"], common["room_id"], common["actor_id"])
             ladder = _ladder_of(ask.get("ladder"))

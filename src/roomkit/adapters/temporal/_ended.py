@@ -13,7 +13,9 @@ A run that ended (terminated, timed out, ...) while its requests were open, with
 its place (a reset's) that re-attaches to them, takes none of their answers (a retry, or a
 run continued as new, asks afresh):
 they are withdrawn, saying how the run ended, when an answer comes (:func:`check_run`, the
-handler's answer check) or when a delivery finds the run ended (:func:`withdraw_ended`).
+handler's answer check), when a delivery finds the run ended (:func:`withdraw_ended`), or
+when the first ask of a retry or of a run continued as new is made
+(:func:`withdraw_earlier_runs`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInput
 from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["BY_UPDATE", "HOW_ENDED", "check_run", "stands_in", "taken_by", "withdraw_ended"]
+__all__ = [
+    "BY_UPDATE",
+    "HOW_ENDED",
+    "check_run",
+    "stands_in",
+    "taken_by",
+    "withdraw_earlier_runs",
+    "withdraw_ended",
+]
 
 logger = logging.getLogger("roomkit.adapters.temporal")
 
@@ -183,19 +193,51 @@ async def _continues(client: Client, workflow_id: str, run_id: str) -> str:
     return ""
 
 
+async def _open_by_run(handler: HumanInputHandler, workflow_id: str) -> dict[str, list[str]]:
+    """The ids of the open requests the runs of the workflow ``workflow_id`` made, by run."""
+    runs: dict[str, list[str]] = {}
+    for request in await handler.list_pending(channel_id=CHANNEL):
+        made = origin_of(request)
+        if made is not None and made.workflow_id == workflow_id:
+            runs.setdefault(made.run_id, []).append(request.pending_id)
+    return runs
+
+
 async def withdraw_run(handler: HumanInputHandler, origin: Origin, reason: str) -> None:
     """Withdraw every open request the run ``origin`` made, with ``reason``.
 
     Raises:
         StoreError: the store cannot be reached for now; the rest stay open.
     """
-    for request in await handler.list_pending(channel_id=CHANNEL):
-        made = origin_of(request)
-        if made is not None and (made.workflow_id, made.run_id) == (
-            origin.workflow_id,
-            origin.run_id,
-        ):
-            await handler.arelease(request.pending_id, reason=reason)
+    runs = await _open_by_run(handler, origin.workflow_id)
+    for pending_id in runs.get(origin.run_id, ()):
+        await handler.arelease(pending_id, reason=reason)
+
+
+async def withdraw_earlier_runs(client: Client, handler: HumanInputHandler, origin: Origin) -> None:
+    """Withdraw the open requests of the runs of ``origin``'s workflow that ended with no
+    run in their place, saying how each ended: the first ask of a retry, or of a run
+    continued as new, asks afresh, and a person sees one question for one pause. What
+    Temporal does not tell within :data:`CHECK_WITHIN` is logged, and left to the answer
+    check.
+
+    Raises:
+        StoreError: the store cannot be reached for now (the ask's create is retried).
+    """
+    runs = await _open_by_run(handler, origin.workflow_id)
+    runs.pop(origin.run_id, None)
+    for run_id, pending_ids in runs.items():
+        earlier = Origin(origin.workflow_id, run_id, origin.seq)
+        try:
+            async with asyncio.timeout(CHECK_WITHIN):
+                ended = await run_ended(client, earlier)
+        except (RPCError, TimeoutError) as error:
+            logger.warning("could not learn whether run %s ended: %s", earlier, error)
+            continue
+        if ended is None:
+            continue
+        for pending_id in pending_ids:
+            await handler.arelease(pending_id, reason=unanswered(ended))
 
 
 async def check_run(

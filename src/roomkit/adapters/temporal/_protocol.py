@@ -8,6 +8,7 @@ that workflow code may import it inside Temporal's sandbox.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -22,6 +23,7 @@ __all__ = [
     "WITHDRAW_ACTIVITY",
     "Origin",
     "decision_of",
+    "hashed_key",
     "origin_of",
     "outcome_of",
     "tool_call_id_of",
@@ -81,6 +83,12 @@ def origin_of(request: PendingInput) -> Origin | None:
     return Origin(parts[2], parts[1], int(parts[0]))
 
 
+def hashed_key(key: str) -> str:
+    """The form an ask's key takes on its request when, with its scope, it is longer than a
+    store keeps: ``sha256:`` and the hex digest of it."""
+    return f"sha256:{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
 def outcome_of(request: PendingInput, digest: str | None) -> dict[str, Any]:
     """The outcome of the settled ``request`` as the workflow receives it (JSON).
 
@@ -103,6 +111,7 @@ def outcome_of(request: PendingInput, digest: str | None) -> dict[str, Any]:
         "by": request.settled_by,
         "digest": digest,
         "arguments": request.arguments if request.kind == "approval" else None,
+        "key": _ask_key(request.key),
     }
     # As Temporal's JSON converter writes it (ASCII: a character is a byte).
     size = len(json.dumps(outcome, separators=(",", ":")))
@@ -122,6 +131,18 @@ def outcome_of(request: PendingInput, digest: str | None) -> dict[str, Any]:
         "arguments": None,
         "too_large": size,
     }
+
+
+def _ask_key(key: str | None) -> str | None:
+    """The key an ask made its request under, the scope a store keeps it in (a JSON array
+    ``[room_id, channel_id, actor_id, key]``) taken off."""
+    try:
+        scoped = json.loads(key or "null")
+    except ValueError:
+        return key
+    if isinstance(scoped, list) and scoped and isinstance(scoped[-1], str):
+        return scoped[-1]
+    return key
 
 
 def settled(outcome: dict[str, Any]) -> bool:

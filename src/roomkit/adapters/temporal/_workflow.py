@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -24,6 +23,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from roomkit.adapters.temporal._asks import Ask, Asks
     from roomkit.adapters.temporal._checks import (
         Spec,
         approvers_of,
@@ -98,88 +98,16 @@ against: a ``$ref`` to nowhere, no valid JSON Schema, no dict (its own: an ask r
 before it was refused by the create activity, after a trip)."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
-_OUTCOMES = frozenset({"resolved", "rejected", "timed_out"})
-"""The statuses of a settled request: an update carrying any other is refused."""
 _UNREGISTERED = (
     "no worker on task queue {queue!r} runs roomkit's activities: pass "
     "activities=roomkit.adapters.temporal.activities(handler) to the Worker"
 )
 
 
-@dataclass(slots=True)
-class _Ask:
-    """One ask of a workflow: its place, the digest of what it asked, and what came of it."""
-
-    seq: int
-    digest: str
-    pending_id: str | None = None
-    outcome: dict[str, Any] | None = None
-    after_cancel: bool = False
-    """Made once the workflow was cancelled already (code that goes on after a cancel): its
-    outcome is taken as any other's."""
+_STATE: weakref.WeakKeyDictionary[Any, Asks] = weakref.WeakKeyDictionary()
 
 
-class _Asks:
-    """A workflow's asks, and the update handler and validator they share."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.asks: dict[int, _Ask] = {}
-
-    def validate(self, outcome: Any) -> None:
-        """Refuse an outcome for no ask of this workflow, for another request, for other
-        arguments, for an ask already settled otherwise, or an answer that came after the
-        workflow's cancel (a sync validator, as Temporal requires)."""
-        if not isinstance(outcome, dict) or not isinstance(outcome.get("pending_id"), str):
-            raise ValueError("a roomkit outcome is a JSON object naming its pending_id")
-        seq = outcome.get("seq")
-        ask = self.asks.get(seq) if type(seq) is int else None
-        if ask is None:
-            raise ValueError(f"request {outcome['pending_id']} is not one this workflow made")
-        if ask.pending_id is not None and ask.pending_id != outcome["pending_id"]:
-            raise ValueError(
-                f"request {outcome['pending_id']} is not ask {seq} of this workflow "
-                f"({ask.pending_id} is)"
-            )
-        if outcome.get("digest") != ask.digest:
-            raise ValueError(
-                f"request {outcome['pending_id']} does not match the arguments ask {seq} "
-                "asked about (their digest differs)"
-            )
-        if outcome.get("status") not in _OUTCOMES:
-            raise ValueError(f"request {outcome['pending_id']} has not settled")
-        taken = ask.outcome
-        if (
-            taken is None
-            and not ask.after_cancel
-            and not outcome.get("withdrawn")
-            and workflow.cancellation_reason() is not None
-        ):
-            # The workflow has seen its cancel: the ask's wait ends cancelled, the answer is
-            # not taken, and the delivery records why. (An update that comes in the same
-            # workflow task as the cancel is applied first, and taken.) Validators do not
-            # run on replay, so an update accepted before this check replays as it was.
-            raise ValueError(
-                f"request {outcome['pending_id']}: the workflow was cancelled before it took "
-                "the answer"
-            )
-        if taken is not None and (
-            taken["pending_id"] != outcome["pending_id"] or taken["status"] != outcome["status"]
-        ):
-            raise ValueError(f"ask {seq} of this workflow has settled already")
-
-    def settle(self, outcome: dict[str, Any]) -> dict[str, Any]:
-        """Take a validated outcome (a repeat of the one taken changes nothing)."""
-        ask = self.asks[outcome["seq"]]
-        if ask.outcome is None:
-            ask.outcome = outcome
-        return {"accepted": True, "pending_id": outcome["pending_id"]}
-
-
-_STATE: weakref.WeakKeyDictionary[Any, _Asks] = weakref.WeakKeyDictionary()
-
-
-def _asks(call: str) -> _Asks:
+def _asks(call: str) -> Asks:
     """This workflow's asks; the first call sets the update handler."""
     if not workflow.in_workflow():
         raise RuntimeError(
@@ -189,7 +117,7 @@ def _asks(call: str) -> _Asks:
     instance = workflow.instance()
     state = _STATE.get(instance)
     if state is None:
-        state = _STATE[instance] = _Asks()
+        state = _STATE[instance] = Asks()
         # Before any request exists: an update that finds no handler is lost.
         workflow.set_update_handler(UPDATE_NAME, state.settle, validator=state.validate)
     return state
@@ -259,6 +187,7 @@ async def _ask(
         "room_id": spec.room_id or "",
         "answer_schema": spec.answer_schema,
         "quorum": spec.quorum,
+        "continues": info.continued_run_id,
     }
     if workflow.patched(_CHECKS_INPUT):
         check_input(call, request, schema=schema)
@@ -267,9 +196,11 @@ async def _ask(
     if workflow.patched(_CHECKS_ANSWER_SCHEMA):
         check_answer_schema(call, kind, tool_name, spec.answer_schema)
     state.count = seq
-    ask = state.asks[seq] = _Ask(
+    ask = state.asks[seq] = Ask(
         seq,
         arguments_digest(tool_name, arguments),
+        key,
+        kind,
         after_cancel=workflow.cancellation_reason() is not None,
     )
     created = await _run(CREATE_ACTIVITY, request, timeouts)
@@ -312,7 +243,7 @@ async def _ask(
     return outcome
 
 
-async def _withdraw(ask: _Ask, timeouts: ActivityTimeouts) -> None:
+async def _withdraw(ask: Ask, timeouts: ActivityTimeouts) -> None:
     """Withdraw the request of ``ask``; a worker that cannot leaves it to its deadline."""
     try:
         await _run(

@@ -1,0 +1,79 @@
+"""An update someone with access to Temporal made up: each field of the wrong type is refused
+by the validator with a message naming the field and what it takes, and the person's real
+answer still reaches the workflow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowUpdateFailedError
+from tests.adapters.temporal.conftest import World, running
+from tests.adapters.temporal.history import wait_for_event, waiting
+from tests.adapters.temporal.workflows import Approve, Ask
+
+from roomkit.adapters.temporal import UPDATE_NAME
+from roomkit.models.pending_input import arguments_digest
+
+SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+
+QUESTION_FORGERIES: list[tuple[dict[str, Any], str]] = [
+    ({"status": ["resolved"]}, "status is one of 'rejected', 'resolved', 'timed_out'"),
+    ({"status": {"resolved": 1}}, "status is one of 'rejected', 'resolved', 'timed_out'"),
+    ({"status": "resolved", "result": {"answer": 1}}, "result is text or null"),
+    ({"status": "rejected", "reason": ["no"]}, "reason is text or null"),
+    ({"status": "rejected", "withdrawn": "yes"}, "withdrawn is true or false"),
+    ({"status": "timed_out", "default": ["a"]}, "default is text or null"),
+    ({"status": "resolved", "by": 7}, "by is text or null"),
+]
+
+
+async def _forged(
+    world: World, workflow: Any, asked: tuple[str, dict[str, Any]], forgeries: Any, answer: Any
+) -> tuple[list[str], Any]:
+    """Each forgery sent as an update to the workflow's first ask, then the person's
+    ``answer`` given on the desk: the refusals' messages, and the workflow's result."""
+    outcome = {"seq": 1, "digest": arguments_digest(*asked)}
+    refusals = []
+    async with running(world.worker(workflow), world.notifier()):
+        handle = await world.start(workflow, {})
+        outcome["pending_id"] = await world.created.next()
+        await wait_for_event(handle, waiting)
+        for fields, _ in forgeries:
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await handle.execute_update(UPDATE_NAME, {**outcome, **fields})
+            refusals.append(str(refused.value.cause))
+        await world.answer(outcome["pending_id"], "alice", answer)
+        return refusals, await handle.result()
+
+
+@SQLITE_ONLY
+async def test_a_forged_question_outcome_of_the_wrong_shape_is_refused_naming_the_field(
+    world: World,
+) -> None:
+    asked = ("choose", {"question": "Which hotel?"})
+    answer = {"answer": "Hotel Lisboa"}
+    refusals, result = await _forged(world, Ask, asked, QUESTION_FORGERIES, answer)
+    for refusal, (_, expected) in zip(refusals, QUESTION_FORGERIES, strict=True):
+        assert expected in refusal, refusal
+        assert "unhashable" not in refusal
+    assert result == {"answer": "Hotel Lisboa"}
+
+
+APPROVAL_FORGERIES: list[tuple[dict[str, Any], str]] = [
+    (
+        {"status": "resolved", "result": '{"decision": "approve"}', "arguments": [1, 2]},
+        "arguments is an object of the call's arguments or null",
+    ),
+    ({"status": "resolved", "result": "yes"}, "result is no decision"),
+]
+
+
+@SQLITE_ONLY
+async def test_a_forged_approval_outcome_holding_no_decision_is_refused(world: World) -> None:
+    asked = ("book", {"trip": "Lisbon", "amount": 900})
+    answer = {"decision": "approve", "digest": arguments_digest(*asked)}
+    refusals, result = await _forged(world, Approve, asked, APPROVAL_FORGERIES, answer)
+    for refusal, (_, expected) in zip(refusals, APPROVAL_FORGERIES, strict=True):
+        assert expected in refusal, refusal
+    assert result["decision"] == "approve"
