@@ -1,6 +1,6 @@
-"""An update someone with access to Temporal made up: each field of the wrong type is refused
-by the validator with a message naming the field and what it takes, and the person's real
-answer still reaches the workflow."""
+"""An update someone with access to Temporal made up: each field of the wrong type or size is
+refused by the validator with a message naming the field and what it takes, and the person's
+real answer still reaches the workflow."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ QUESTION_FORGERIES: list[tuple[dict[str, Any], str]] = [
     ({"status": "rejected", "withdrawn": "yes"}, "withdrawn is true or false"),
     ({"status": "timed_out", "default": ["a"]}, "default is text or null"),
     ({"status": "resolved", "by": 7}, "by is text or null"),
+    # Not echoed back: a refusal past Temporal's payload limit fails the workflow task.
+    ({"pending_id": "p" * 1_500_000}, "pending_id is an id of at most 256 characters"),
 ]
 
 

@@ -19,6 +19,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal._protocol import hashed_key
+    from roomkit.models.json_limits import MAX_ID_CHARS
     from roomkit.tools.approvals import read_decision
 
 __all__ = ["Ask", "Asks"]
@@ -60,6 +61,13 @@ class Asks:
         if not isinstance(outcome, dict) or not isinstance(outcome.get("pending_id"), str):
             raise ValueError("a roomkit outcome is a JSON object naming its pending_id")
         pending_id = outcome["pending_id"]
+        if len(pending_id) > MAX_ID_CHARS:
+            # Not echoed: a refusal's message past Temporal's payload limit fails the
+            # workflow task, and the run takes no update until it is retried.
+            raise ValueError(
+                f"a roomkit outcome's pending_id is an id of at most {MAX_ID_CHARS} "
+                f"characters, got {len(pending_id):,}"
+            )
         _check_shape(pending_id, outcome)
         seq = outcome.get("seq")
         ask = self.asks.get(seq) if type(seq) is int else None
