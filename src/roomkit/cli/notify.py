@@ -36,7 +36,7 @@ def notify_config(path: Path, *, store: str | None = None) -> NotifyConfig:
     from roomkit._extras import extras_missing, lacking_extras
     from roomkit.core.exceptions import NotifyConfigError
     from roomkit.notify.config import load_notify_config
-    from roomkit.stores._url import extra_of_url
+    from roomkit.stores import extra_of_url
 
     needed = extra_of_url(store) if store is not None else None
     lacking = lacking_extras([needed] if needed is not None else [])

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     )
     from roomkit.stores._trail import CheckpointReport, StoreTrail, Trail
     from roomkit.stores._trail_check import TrailReport, check_trail, first_break
-    from roomkit.stores._url import close_stores, new_sqlite_file, open_url
+    from roomkit.stores._url import close_stores, extra_of_url, new_sqlite_file, open_url
     from roomkit.stores.base import (
         DurableStore,
         PendingChange,
@@ -125,6 +125,7 @@ __all__ = [
     "detached",
     "entry_text",
     "entry_time",
+    "extra_of_url",
     "first_break",
     "first_prev",
     "judge",
@@ -187,6 +188,7 @@ _HOMES = {
     "check_trail": "_trail_check",
     "first_break": "_trail_check",
     "close_stores": "_url",
+    "extra_of_url": "_url",
     "new_sqlite_file": "_url",
     "open_url": "_url",
     "DurableStore": "base",
