@@ -23,12 +23,14 @@ import re
 import warnings
 from collections.abc import Iterator, Mapping
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
 from jsonschema.exceptions import ValidationError
 from jsonschema.validators import Draft201909Validator, extend
 from referencing.jsonschema import lookup_recursive_ref
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = ["PATTERN_TIMEOUT", "PatternTimeout", "bounded", "search"]
 
@@ -66,6 +68,10 @@ def search(pattern: str, text: str) -> bool:
 @lru_cache(maxsize=_CACHE_SIZE)
 def _compiled(pattern: str) -> regex.Pattern[str] | None:
     """``pattern`` compiled by ``regex``, or ``None`` when only ``re`` may read it."""
+    # Imported at the first match, not with the module: a workflow's sandbox (Temporal)
+    # refuses what importing it reads of the locale, and a workflow matches no pattern.
+    import regex
+
     with warnings.catch_warnings():
         # Version 0 reads "[[" and "--" in a set as re does, and warns that version 1 would
         # not: the pattern is the schema's, read as re reads it.
