@@ -34,7 +34,6 @@ class Spending(Part):
 
     async def spend_once(self, entry: str, *, until: float | None) -> bool:
         """The check-and-set of the ledger: ``True`` for the first caller only."""
-        entry, until = ledger_entry(entry), check_until(until)
         token = secrets.token_hex(16)
         what = f"the spend of {entry!r}"
 
