@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 
 from roomkit.channels.base import TransportChannel
+from roomkit.core.callables import is_async_callable
 from roomkit.models.enums import ChannelType
 from roomkit.models.room import RoomEvent
 
@@ -39,9 +39,7 @@ class WebSocketChannel(TransportChannel):
 
     def register_connection(self, connection_id: str, send_fn: SendFn, *, room_id: str) -> None:
         """Deliver ``room_id``'s events to ``send_fn(connection_id, event)`` from now on."""
-        if not inspect.iscoroutinefunction(send_fn) and not inspect.iscoroutinefunction(
-            getattr(send_fn, "__call__", None)  # noqa: B004 - an object with an async __call__
-        ):
+        if not is_async_callable(send_fn):
             raise TypeError(
                 "send_fn must be an async function: async def send(connection_id, event): ..."
             )

@@ -12,13 +12,13 @@ them with :meth:`HookEngine.run_async` once a chain let the event through.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypedDict, TypeVar
 
+from roomkit.core.callables import is_async_callable
 from roomkit.core.tasks import cancel_and_wait, cancelled_from_within
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import (
@@ -85,11 +85,6 @@ class _Run(NamedTuple):
     result: object = None
     error: str | None = None
     exc: BaseException | None = None
-
-
-def _is_async_callable(fn: object) -> bool:
-    # An object whose class defines ``async def __call__`` is a hook too.
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
 def _channel_filter(option: str, values: object, convert: Callable[[Any], Any]) -> Any:
@@ -231,7 +226,7 @@ class HookEngine(HookRegistrar):
         if options.name is not None and not isinstance(options.name, str):
             raise TypeError(f"hook name must be a string or None, got {options.name!r}")
         label = options.name or str(getattr(fn, "__name__", type(fn).__name__))
-        if not _is_async_callable(fn):
+        if not is_async_callable(fn):
             raise TypeError(
                 f"hook {label!r} must be an async function (async def {label}(event, ctx)), "
                 f"got {fn!r}"

@@ -7,10 +7,10 @@ the same callback as :attr:`Callbacks.on_input_required`.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from roomkit.core.callables import is_async_callable
 from roomkit.tools.human_input._announce import OnInputRequiredCallback
 
 if TYPE_CHECKING:
@@ -84,9 +84,7 @@ class Callbacks:
 
 def _check_async(callback: object) -> None:
     # A plain function would fail at each request, where its ``False`` could deny nothing.
-    if not inspect.iscoroutinefunction(callback) and not inspect.iscoroutinefunction(
-        getattr(type(callback), "__call__", None)  # noqa: B004 - an object with an async __call__
-    ):
+    if not is_async_callable(callback):
         label = getattr(callback, "__name__", "on_input")
         raise TypeError(
             f"the callback must be an async function (async def {label}(event) returning False "
