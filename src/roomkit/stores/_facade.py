@@ -2,10 +2,11 @@
 
 A durable store (SQLite, Redis, PostgreSQL) is a façade over parts that share its
 connection. Its reads of records (``_reads``), its spend-once ledger (``_spending``) and its
-approvals' data (``_approvals``: approvers and history chains) have the same methods in every
-back end, so the store's methods that only hand a call to them are written once, here, with
-their contract. What differs
-between the back ends (how a check-and-set is made atomic) is said in each part's module.
+approvals' data (``_approvals``: approvers and history chains, an
+:class:`~roomkit.stores._approvals.ApprovalsPart`) have the same methods in every back end,
+so the store's methods that only hand a call to them are written once, here, with their
+contract. What differs between the back ends (how a check-and-set is made atomic) is said in
+each part's module.
 
 A public method whose work differs by back end but whose contract does not
 (:meth:`PartsFacade.insert_granted`, :meth:`PartsFacade.insert_settled`) is written here
@@ -22,6 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol, Unpack
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._approvals import ApprovalsPart
 from roomkit.stores._checks import Outcome, check_insertable
 from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._facets import check_settled_listing
@@ -51,32 +53,12 @@ class _Spending(Protocol):
     async def read_spent(self, entries: Collection[str]) -> dict[str, float]: ...
 
 
-class _Approvals(Protocol):
-    """The approvals' part, whose entries the façade has checked JSON-serialisable."""
-
-    async def add_approvers(
-        self, pending_id: str, actors: tuple[str, ...], entry: dict[str, Any] | None = None
-    ) -> PendingInput | None: ...
-    async def append_history(self, pending_id: str, entry: dict[str, Any]) -> int: ...
-    async def append_history_at(
-        self,
-        pending_id: str,
-        entry: dict[str, Any],
-        seq: int,
-        notices: Sequence[OutboxItem] = (),
-    ) -> bool: ...
-    async def append_history_after(
-        self, pending_id: str, entry: dict[str, Any], seq: int
-    ) -> bool: ...
-    async def read_history(self, pending_id: str) -> list[dict[str, Any]]: ...
-
-
 class PartsFacade(DurableBase):
     """A durable store's reads, ledger and history methods, handed to its parts."""
 
     _reads: _Reads
     _spending: _Spending
-    _approvals: _Approvals
+    _approvals: ApprovalsPart
     trail: StoreTrail
 
     async def _parts_ready(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from psycopg import Rollback
 
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores._approvals import ApprovalsPart
 from roomkit.stores._checks import Outcome
 from roomkit.stores._history import read_entry
 from roomkit.stores._quorum import Ballot, Judgement, widened
@@ -33,7 +34,7 @@ __all__ = ["Approvals"]
 
 
 @dataclass(slots=True, eq=False)
-class Approvals(WritingPart):
+class Approvals(WritingPart, ApprovalsPart):
     """Approvers, votes and history on one store's pool."""
 
     settling: Settling
@@ -90,11 +91,7 @@ class Approvals(WritingPart):
         return appended[pending_id][0]
 
     async def append_history_at(
-        self,
-        pending_id: str,
-        entry: dict[str, Any],
-        seq: int,
-        notices: Sequence[OutboxItem] = (),
+        self, pending_id: str, entry: dict[str, Any], seq: int, notices: Sequence[OutboxItem]
     ) -> bool:
         """Append ``entry`` as entry ``seq`` of the pending request's chain, and add
         ``notices`` to the outbox, in a transaction holding the request's row lock (a settle

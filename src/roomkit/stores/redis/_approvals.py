@@ -17,6 +17,7 @@ from typing import Any
 from redis.commands.core import AsyncScript
 
 from roomkit.models.pending_input import PendingInput
+from roomkit.stores._approvals import ApprovalsPart
 from roomkit.stores._records import FORMAT
 from roomkit.stores.outbox import ENDING, OutboxItem
 from roomkit.stores.redis import _history
@@ -31,7 +32,7 @@ __all__ = ["Approvals"]
 
 
 @dataclass(slots=True, eq=False)
-class Approvals(ChainPart):
+class Approvals(ChainPart, ApprovalsPart):
     """Approvers, votes and history on one store's client."""
 
     fetch: Callable[[str], Awaitable[PendingInput | None]]
@@ -106,11 +107,7 @@ class Approvals(ChainPart):
         return await self._appended(pending_id, entry, None)
 
     async def append_history_at(
-        self,
-        pending_id: str,
-        entry: dict[str, Any],
-        seq: int,
-        notices: Sequence[OutboxItem] = (),
+        self, pending_id: str, entry: dict[str, Any], seq: int, notices: Sequence[OutboxItem]
     ) -> bool:
         """Append ``entry`` as entry ``seq`` of the pending request's chain, and add
         ``notices`` to the outbox, in one script that checks both; ``False``, with neither

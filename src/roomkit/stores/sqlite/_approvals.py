@@ -16,6 +16,7 @@ from typing import Any
 
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores._approvals import ApprovalsPart
 from roomkit.stores._history import read_entry, stored_seq
 from roomkit.stores._quorum import Ballot, Judgement, widened
 from roomkit.stores._records import names_text, read_names
@@ -34,7 +35,7 @@ _PENDING = PendingInputStatus.PENDING
 
 
 @dataclass(slots=True, eq=False)
-class Approvals(ChainPart):
+class Approvals(ChainPart, ApprovalsPart):
     """Approvers, votes and history on one store's connection."""
 
     async def add_approvers(
@@ -76,11 +77,7 @@ class Approvals(ChainPart):
         return int(await self.write(write))
 
     async def append_history_at(
-        self,
-        pending_id: str,
-        entry: dict[str, Any],
-        seq: int,
-        notices: Sequence[OutboxItem] = (),
+        self, pending_id: str, entry: dict[str, Any], seq: int, notices: Sequence[OutboxItem]
     ) -> bool:
         """Append ``entry`` as entry ``seq`` of the pending request's chain, and add
         ``notices`` to the outbox's table, under the file's write lock in one transaction;
