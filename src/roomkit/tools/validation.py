@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -67,6 +67,14 @@ _TOOL_NAME_RULE = "letters, digits, _ and - (1 to 64 of them)"
 _MAX_PROBLEM_CHARS = 400
 
 
+_SCHEMA_FREE_CHECKS: tuple[tuple[Callable[[object], str | None], str], ...] = (
+    (circular_at, "arguments must be JSON, but hold themselves at {}; write them again"),
+    (unencodable_text, "arguments must be valid Unicode text: {}; write them again"),
+    (non_finite_at, "arguments must be numbers JSON can carry, not {}; write them again"),
+)
+"""What arguments are checked for before their schema, the first problem found reported:
+the check that says where the problem is, and the wording the model reads."""
+
 _TOO_DEEP = (
     "arguments nest objects and lists too deeply to check against the tool's schema; "
     "write them again with less nesting"
@@ -96,15 +104,10 @@ def validate_tool_arguments(parameters: Mapping[str, Any], arguments: object) ->
     """
     if not isinstance(arguments, dict):
         return f"expected an object of arguments, got {type(arguments).__name__}"
-    loop = circular_at(arguments)
-    if loop is not None:
-        return f"arguments must be JSON, but hold themselves at {loop}; write them again"
-    unreadable = unencodable_text(arguments)
-    if unreadable is not None:
-        return f"arguments must be valid Unicode text: {unreadable}; write them again"
-    number = non_finite_at(arguments)
-    if number is not None:
-        return f"arguments must be numbers JSON can carry, not {number}; write them again"
+    for problem_at, worded in _SCHEMA_FREE_CHECKS:
+        problem = problem_at(arguments)
+        if problem is not None:
+            return worded.format(problem)
     if _accepts_any_object(parameters):
         return None
     try:
