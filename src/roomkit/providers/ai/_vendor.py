@@ -15,7 +15,7 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from roomkit.providers.ai._loop import Assembly, Events, RequestLoop, VendorErrors
 from roomkit.providers.ai._retry import Backoff, Sleep
@@ -24,7 +24,7 @@ from roomkit.providers.ai.base import AIContext, AIProvider, AIResponse
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["RetrySettings", "VendorProvider", "overridden"]
+__all__ = ["RetrySettings", "VendorConfig", "VendorProvider", "VendorSettings", "overridden"]
 
 _C = TypeVar("_C", bound="DataclassInstance")
 _R = TypeVar("_R")
@@ -68,6 +68,37 @@ class RetrySettings:
         if self.timeout <= 0:
             raise ValueError(f"timeout must be positive, got {self.timeout}")
         self.backoff()  # validates the retry bounds
+
+
+@dataclass(frozen=True)
+class VendorConfig(RetrySettings):
+    """The fields every vendor's config holds: the model, the API key and the API's address,
+    with the attempt's ``timeout``, ``max_retries``, ``stream`` and the backoff bounds
+    (``retry_base_delay``, ``retry_max_delay``, ``retry_max_wait``) as keywords
+    (:class:`RetrySettings`). A vendor's config adds its own fields after these."""
+
+    model: str
+    """The model to call, as the vendor (or the server) names it."""
+    api_key: str | None = None
+    """The API key; ``None`` lets the SDK read the vendor's variable (e.g.
+    ``ANTHROPIC_API_KEY``)."""
+    base_url: str | None = None
+    """The API's address; ``None`` lets the SDK read the vendor's variable (e.g.
+    ``ANTHROPIC_BASE_URL``), else the vendor's default."""
+
+
+class VendorSettings(TypedDict, total=False):
+    """The keywords every vendor's provider takes over its config: each sets the config's
+    field of the same name, and ``None`` keeps the config's value. A vendor's settings add
+    the fields only its config has."""
+
+    model: str | None
+    api_key: str | None
+    base_url: str | None
+    max_tokens: int | None
+    timeout: float | None
+    max_retries: int | None
+    stream: bool | None
 
 
 def overridden(

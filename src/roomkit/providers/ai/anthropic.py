@@ -17,7 +17,7 @@ with requires_extra("roomkit.providers.ai.anthropic", "anthropic"):
 
 import asyncio
 from dataclasses import dataclass
-from typing import TypedDict, Unpack
+from typing import Unpack
 
 from anthropic.types import RawMessageStreamEvent
 from anthropic.types.message_create_params import MessageCreateParamsBase
@@ -26,7 +26,7 @@ from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _anthropic_wire as wire
 from roomkit.providers.ai._loop import VendorErrors
 from roomkit.providers.ai._retry import Sleep
-from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
+from roomkit.providers.ai._vendor import VendorConfig, VendorProvider, VendorSettings, overridden
 from roomkit.providers.ai.base import AIContext, AIResponse
 
 __all__ = ["AnthropicAIProvider", "AnthropicConfig", "AnthropicSettings"]
@@ -35,24 +35,18 @@ PROVIDER = wire.PROVIDER
 
 
 @dataclass(frozen=True)
-class AnthropicConfig(RetrySettings):
+class AnthropicConfig(VendorConfig):
     """How to reach Claude, and how hard to try.
 
-    The attempt's ``timeout``, ``max_retries``, ``stream`` and the backoff bounds
-    (``retry_base_delay``, ``retry_max_delay``, ``retry_max_wait``) are keywords shared by
-    every vendor's config (:class:`~roomkit.providers.ai._vendor.RetrySettings`).
+    The ``model`` (e.g. ``"claude-opus-5"``), ``api_key`` (``None`` reads
+    ``ANTHROPIC_API_KEY``), ``base_url`` (``None`` reads ``ANTHROPIC_BASE_URL``) and the retry
+    keywords are every vendor's (:class:`~roomkit.providers.ai._vendor.VendorConfig`).
 
     Example::
 
         AnthropicAIProvider(AnthropicConfig("claude-opus-5", api_key=key, stream=True))
     """
 
-    model: str
-    """The model to call, e.g. ``"claude-opus-5"``."""
-    api_key: str | None = None
-    """The API key; ``None`` lets the SDK read ``ANTHROPIC_API_KEY``."""
-    base_url: str | None = None
-    """The API's address; ``None`` lets the SDK read ``ANTHROPIC_BASE_URL``, else the default."""
     max_tokens: int = 4096
     """The most tokens one response may hold, unless the context sets its own."""
 
@@ -64,17 +58,10 @@ class AnthropicConfig(RetrySettings):
         self.check_bounds()
 
 
-class AnthropicSettings(TypedDict, total=False):
+class AnthropicSettings(VendorSettings, total=False):
     """The keywords the provider takes over its config: each sets the config's field of the
-    same name, and ``None`` keeps the config's value."""
-
-    model: str | None
-    api_key: str | None
-    base_url: str | None
-    max_tokens: int | None
-    timeout: float | None
-    max_retries: int | None
-    stream: bool | None
+    same name, and ``None`` keeps the config's value. They are every vendor's
+    (:class:`~roomkit.providers.ai._vendor.VendorSettings`)."""
 
 
 class AnthropicAIProvider(

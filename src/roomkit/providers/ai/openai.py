@@ -19,7 +19,7 @@ with requires_extra("roomkit.providers.ai.openai", "openai"):
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict, Unpack
+from typing import Unpack
 
 from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.completion_create_params import CompletionCreateParamsBase
@@ -28,7 +28,7 @@ from roomkit.core.exceptions import ProviderAuthError
 from roomkit.providers.ai import _openai_wire as wire
 from roomkit.providers.ai._loop import VendorErrors
 from roomkit.providers.ai._retry import Sleep
-from roomkit.providers.ai._vendor import RetrySettings, VendorProvider, overridden
+from roomkit.providers.ai._vendor import VendorConfig, VendorProvider, VendorSettings, overridden
 from roomkit.providers.ai.base import AIContext, AIResponse
 
 __all__ = ["OpenAIAIProvider", "OpenAIConfig", "OpenAISettings"]
@@ -37,25 +37,18 @@ PROVIDER = wire.PROVIDER
 
 
 @dataclass(frozen=True)
-class OpenAIConfig(RetrySettings):
+class OpenAIConfig(VendorConfig):
     """How to reach a Chat Completions server, and how hard to try.
 
-    The attempt's ``timeout``, ``max_retries``, ``stream`` and the backoff bounds
-    (``retry_base_delay``, ``retry_max_delay``, ``retry_max_wait``) are keywords shared by
-    every vendor's config (:class:`~roomkit.providers.ai._vendor.RetrySettings`).
+    The ``model`` (as the server names it), ``api_key`` (``None`` reads ``OPENAI_API_KEY``),
+    ``base_url`` (``/v1`` included; ``None`` reads ``OPENAI_BASE_URL``, else OpenAI's) and the
+    retry keywords are every vendor's (:class:`~roomkit.providers.ai._vendor.VendorConfig`).
 
     Example::
 
         OpenAIAIProvider(OpenAIConfig("llama3.1", api_key="-", base_url="http://gpu:8000/v1"))
     """
 
-    model: str
-    """The model to call, as the server names it."""
-    api_key: str | None = None
-    """The API key; ``None`` lets the SDK read ``OPENAI_API_KEY``."""
-    base_url: str | None = None
-    """The API's address, ``/v1`` included; ``None`` lets the SDK read ``OPENAI_BASE_URL``,
-    else OpenAI's."""
     max_tokens: int | None = None
     """The most tokens one response may hold, unless the context sets its own; the server's
     default when ``None``."""
@@ -78,18 +71,12 @@ class OpenAIConfig(RetrySettings):
         self.check_bounds()
 
 
-class OpenAISettings(TypedDict, total=False):
+class OpenAISettings(VendorSettings, total=False):
     """The keywords the provider takes over its config: each sets the config's field of the
-    same name, and ``None`` keeps the config's value."""
+    same name, and ``None`` keeps the config's value. They are every vendor's
+    (:class:`~roomkit.providers.ai._vendor.VendorSettings`) and ``temperature``."""
 
-    model: str | None
-    api_key: str | None
-    base_url: str | None
-    max_tokens: int | None
     temperature: float | None
-    timeout: float | None
-    max_retries: int | None
-    stream: bool | None
 
 
 class OpenAIAIProvider(
