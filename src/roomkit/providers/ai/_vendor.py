@@ -1,11 +1,12 @@
-"""What the SDK-backed text providers share: retry settings, overrides, and the calls.
+"""What the SDK-backed text providers share: config fields, overrides, and the calls.
 
-A vendor's config is a frozen dataclass that declares its fields and checks them with
-:meth:`RetrySettings.check_bounds`; its provider takes the config and keyword overrides
-(:func:`overridden`) and subclasses :class:`VendorProvider`, which holds the config and
-the retry loop, writing only what differs between vendors: the SDK client, the call's
-parameters for a context, the plain call, and opening the event stream. ``generate`` and
-``stream`` run those through the vendor's :class:`~roomkit.providers.ai._loop.RequestLoop`.
+A vendor's config is a frozen dataclass on :class:`VendorConfig` that adds its own fields and
+checks them with :meth:`RetrySettings.check_bounds`; its provider takes the config and keyword
+overrides (:func:`overridden`, typed by a :class:`VendorSettings`) and subclasses
+:class:`VendorProvider`, which holds the config and the retry loop, writing only what differs
+between vendors: the SDK client, the call's parameters for a context, the plain call, and
+opening the event stream. ``generate`` and ``stream`` run those through the vendor's
+:class:`~roomkit.providers.ai._loop.RequestLoop`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ __all__ = ["RetrySettings", "VendorConfig", "VendorProvider", "VendorSettings", 
 _C = TypeVar("_C", bound="DataclassInstance")
 _R = TypeVar("_R")
 _E = TypeVar("_E")
-_S = TypeVar("_S", bound="_Settings")
+_S = TypeVar("_S", bound="VendorConfig")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,16 +131,6 @@ def overridden(
             raise TypeError(f"{owner} needs model= (or an {kind})")
         config = build(model)
     return dataclasses.replace(config, **changes)
-
-
-class _Settings(Protocol):
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def stream(self) -> bool: ...
-
-    def backoff(self) -> Backoff: ...
 
 
 class _Client(Protocol):
