@@ -41,22 +41,10 @@ from starlette.types import Receive, Scope, Send
 
 from roomkit._storable import unencodable_text
 from roomkit.auth.gate import Refused
-from roomkit.bodies import (
-    BodyLimits,
-    BodyRefusedError,
-    check_declared_size,
-    load_json,
-    read_capped,
-)
+from roomkit.bodies import BodyLimits, BodyRefusedError, check_declared_size, load_json, read_capped
 from roomkit.core.exceptions import ArgumentsChangedError, InvalidAnswerError, StoreError
 from roomkit.desk._slack_payload import foreign_team, modal_refused
-from roomkit.desk.answers import (
-    answer_text,
-    quorum_progress,
-    settled_detail,
-    voted,
-    voted_for,
-)
+from roomkit.desk.answers import answer_text, quorum_progress, settled_detail, voted, voted_for
 from roomkit.desk.auth import Principal
 from roomkit.desk.headers import guard
 from roomkit.desk.shapes import AnswerBody

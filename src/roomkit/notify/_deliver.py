@@ -30,14 +30,7 @@ from roomkit.notify._first_notice import FOLLOW_UPS, earlier_notices_out, first_
 from roomkit.notify._lanes import Lane
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.retry import Retry
-from roomkit.notify.surface import (
-    SENDING,
-    DeliveryError,
-    Directory,
-    Notice,
-    NoticeType,
-    Surface,
-)
+from roomkit.notify.surface import SENDING, DeliveryError, Directory, Notice, NoticeType, Surface
 from roomkit.stores.outbox import Outbox, OutboxItem, now_of
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.shown import ShownTrail

@@ -31,13 +31,7 @@ from roomkit.core.failed_turns import ends_failed_turn
 from roomkit.models.enums import ChannelType
 from roomkit.models.hooks import RoomContext
 from roomkit.models.room import Room, RoomEvent
-from roomkit.providers.ai.base import (
-    AIContext,
-    AIMessage,
-    AITool,
-    AIToolCall,
-    AIToolResultPart,
-)
+from roomkit.providers.ai.base import AIContext, AIMessage, AITool, AIToolCall, AIToolResultPart
 from roomkit.tools import texts
 
 if TYPE_CHECKING:
