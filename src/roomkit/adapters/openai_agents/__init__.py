@@ -32,7 +32,7 @@ from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.openai_agents._keeping import Draft, Load, keep_pause
 from roomkit.adapters.openai_agents._saved import Paused, SavedRuns
-from roomkit.adapters.openai_agents._tools import tool_names
+from roomkit.adapters.openai_agents._tools import missing_tools, tool_names
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import RunUnderWayError
 from roomkit.tools.human_input import HumanInputHandler
@@ -218,8 +218,9 @@ async def resume(
 
     Raises:
         ValueError: no run was started under ``run_key``, or its kept state does not load
-            on ``agent`` (another agent than the one :func:`start` ran); ``run_key`` is not
-            one (as :func:`run` checks it).
+            on ``agent`` (another agent than the one :func:`start` ran), or ``agent`` no longer
+            has a tool a person approved a call of (named; nothing is changed and the
+            decisions stay); ``run_key`` is not one (as :func:`run` checks it).
     """
     asker, passed = asking(
         handler, CHANNEL, options, where="openai_agents.resume()", passes_on=True
@@ -263,6 +264,17 @@ async def _go_on(
     still = [pid for pid, verdict in zip(pending_ids, verdicts, strict=True) if verdict is None]
     if still:
         return [pid for pid in still if pid is not None]
+    approved = [item for item, v in zip(items, verdicts, strict=True) if v and v.kind == "approve"]
+    lacking = missing_tools(approved, passed.get("run_config"))
+    if lacking:
+        # The SDK would end the run on it after the claim was taken: said before anything
+        # is claimed or consumed, the settled requests stay for the right agent to resume.
+        raise ValueError(
+            f"the run kept under run_key {saved.key!r} was approved to call "
+            f"{', '.join(map(repr, lacking))}, which agent {getattr(agent, 'name', agent)!r} "
+            "no longer has: resume it with an agent that has the tool (as start() ran it); "
+            "nothing was changed and the decisions stay"
+        )
     for item, verdict in zip(items, verdicts, strict=True):
         assert verdict is not None
         _apply(state, item, verdict)

@@ -13,7 +13,7 @@ from typing import Any
 
 from agents import Agent, HostedMCPTool
 
-__all__ = ["tool_names"]
+__all__ = ["missing_tools", "tool_names"]
 
 
 def tool_names(agent: Any) -> frozenset[str] | None:
@@ -44,6 +44,29 @@ def tool_names(agent: Any) -> frozenset[str] | None:
                 return None
             waiting.append(target)
     return frozenset(names)
+
+
+def missing_tools(items: list[Any], run_config: Any) -> list[str]:
+    """The tools of the function calls ``items`` whose agent (as the run's state loaded it)
+    no longer has them, which the SDK would fail the run on once they are approved; ``[]``
+    when the run's config has the model read that a tool is missing, or the agent's tools
+    are known only as it runs (MCP)."""
+    if getattr(run_config, "tool_not_found_behavior", None) == "return_error_to_model":
+        return []
+    missing: list[str] = []
+    for item in items:
+        agent = item.agent
+        raw_type = getattr(item.raw_item, "type", None)
+        if raw_type != "function_call" or item.tool_namespace is not None:
+            continue
+        if not isinstance(agent, Agent) or agent.mcp_servers:
+            continue
+        names = {getattr(tool, "name", None) for tool in agent.tools}
+        if any(isinstance(tool, HostedMCPTool) for tool in agent.tools):
+            continue
+        if item.tool_name not in names:
+            missing.append(str(item.tool_name))
+    return missing
 
 
 def _handed_to(handoff: Any) -> Any:
