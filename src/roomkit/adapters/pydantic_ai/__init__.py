@@ -35,7 +35,7 @@ from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.options import AskOptions
-from roomkit.adapters.pydantic_ai._tools import tool_names
+from roomkit.adapters.pydantic_ai._tools import agent_tool_names, tool_names
 from roomkit.core.exceptions import KeyConflictError
 from roomkit.tools import texts
 from roomkit.tools.human_input import HumanInputHandler
@@ -210,12 +210,15 @@ async def resume(
         The next run's result, or ``None`` when another resumer continued the run.
 
     Raises:
-        ValueError: ``requests`` holds no call that :func:`deferred_handler` opened.
+        ValueError: ``requests`` holds no call that :func:`deferred_handler` opened, or
+            ``agent`` has not the tool of a call a person approved (named; nothing is run,
+            and the decisions stay).
         KeyConflictError: as :func:`results_for`.
         TypeError: ``requests`` is no ``DeferredToolRequests``.
     """
     asker, passed = asking(handler, CHANNEL, options, where="pydantic_ai.resume()", passes_on=True)
     claim, decided = await _decided(asker, requests)
+    _check_tools(agent, passed.get("toolsets"), decided)
     results = _results(requests, decided)
     return await asker.resumes.resume_once(
         claim,
@@ -223,6 +226,34 @@ async def resume(
             message_history=list(message_history), deferred_tool_results=results, **passed
         ),
     )
+
+
+def _check_tools(agent: Any, more: Any, decided: list[tuple[Any, Pause, Verdict]]) -> None:
+    """Raise unless ``agent`` (with the run's toolsets ``more``) has the tool of every call
+    a person approved: Pydantic AI would tell the model the tool is unknown, and the
+    approved call would never run.
+
+    Raises:
+        ValueError: it lacks one (named).
+    """
+    names = agent_tool_names(agent, more)
+    if names is None:
+        return
+    lacking = sorted(
+        {
+            part.tool_name
+            for part, pause, verdict in decided
+            if pause.kind == "approval" and verdict.kind in ("approve", "edit")
+        }
+        - names
+    )
+    if lacking:
+        raise ValueError(
+            f"the run was approved to call {', '.join(map(repr, lacking))}, which the agent "
+            "given to resume() does not have: resume it with the agent (and toolsets) of the "
+            "run that ended with these requests; nothing was run, and the decisions stay for "
+            "that resume"
+        )
 
 
 async def _decided(

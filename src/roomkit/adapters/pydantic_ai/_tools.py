@@ -22,7 +22,7 @@ from pydantic_ai.toolsets import (
     WrapperToolset,
 )
 
-__all__ = ["tool_names"]
+__all__ = ["agent_tool_names", "tool_names"]
 
 _KEEPING = (ApprovalRequiredToolset, FilteredToolset, PreparedToolset)
 """Wrappers whose tools are some of their wrapped toolset's, under the same names."""
@@ -39,8 +39,22 @@ def tool_names(ctx: Any) -> frozenset[str] | None:
     if not isinstance(toolset, AbstractToolset):
         return None
     # The tools offered this step, under the names the model calls them by.
-    names = {str(name) for name in getattr(manager, "tools", None) or {}}
-    waiting: list[AbstractToolset[Any]] = [toolset]
+    offered = {str(name) for name in getattr(manager, "tools", None) or {}}
+    return _names([toolset], offered)
+
+
+def agent_tool_names(agent: Any, more: Any = None) -> frozenset[str] | None:
+    """The names of the tools a run of ``agent`` has, with the run's toolsets ``more``;
+    ``None`` when some are not known before the run gives them."""
+    toolsets = getattr(agent, "toolsets", None)
+    if toolsets is None:
+        return None
+    return _names([*toolsets, *(more or ())], set())
+
+
+def _names(toolsets: list[Any], names: set[str]) -> frozenset[str] | None:
+    """``names`` and those of the tools in ``toolsets``; ``None`` when some are not known."""
+    waiting: list[Any] = list(toolsets)
     while waiting:
         each = waiting.pop()
         if isinstance(each, CombinedToolset):
