@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
@@ -183,3 +184,22 @@ async def test_two_starts_of_one_thread_at_once_run_the_graph_once(
     assert await lg.start(app, {}, CONFIG, handler=handler) == [held]
     assert ran == ["model"]
     assert [request.pending_id for request in await handler.list_pending()] == [held]
+
+
+async def test_a_resume_under_another_actor_or_room_is_refused_and_asks_nobody(
+    handler: HumanInputHandler,
+) -> None:
+    """It found none of the thread's requests in its scope, and asked about them again."""
+    graph = asking_twice(InMemorySaver(), [])
+    (question,) = await lg.start(graph, {}, CONFIG, handler=handler, actor="alice", room="r")
+    says = r"started under another actor or room than actor '{}' and room '{}': pass the actor"
+    with pytest.raises(ValueError, match=says.format("bob", "r")):
+        await lg.resume(graph, CONFIG, handler=handler, actor="bob", room="r")
+    with pytest.raises(ValueError, match=says.format("alice", "")):
+        await lg.resume(graph, CONFIG, handler=handler, actor="alice")
+    with pytest.raises(ValueError, match=r"langgraph.start\(\): thread 't-twice' was started"):
+        await lg.start(graph, {}, CONFIG, handler=handler, actor="bob", room="r")
+    assert [request.pending_id for request in await handler.list_pending()] == [question]
+    assert await handler.aresolve(question, "blue", by="alice")
+    (held,) = await lg.resume(graph, CONFIG, handler=handler, actor="alice", room="r")
+    assert held != question

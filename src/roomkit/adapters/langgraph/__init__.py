@@ -32,6 +32,7 @@ from roomkit.adapters._resumes import LEASE
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_names, tool_schemas
 from roomkit.adapters.langgraph._moving import alone, continued, cut, moving
+from roomkit.adapters.langgraph._scope import check_scope, keep_scope
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import InvalidAnswerError, RunUnderWayError
 from roomkit.tools.human_input import HumanInputHandler
@@ -114,7 +115,8 @@ async def start(
     re-attaches to its requests once it stopped.
 
     Raises:
-        TypeError, ValueError: as :func:`run`, before the graph runs.
+        TypeError, ValueError: as :func:`run`, before the graph runs; ValueError too when
+            the thread was started under another ``actor`` or ``room`` (as :func:`resume`).
         RunUnderWayError: another start of the thread is running the graph (nothing was
             run).
     """
@@ -122,6 +124,8 @@ async def start(
     thread = _thread(config, "langgraph.start()")  # before the graph runs: its requests name it
     warn_unmatched(asker.rules, tool_names(graph), where="langgraph.start()")
     state = await _kept_state(graph, config, "langgraph.start()")
+    await check_scope(asker, thread, "langgraph.start()")
+    await keep_scope(asker, thread)
     if not state.interrupts:
         seen = state.config.get("configurable", {}).get("checkpoint_id")
         ran = await alone(asker.resumes, thread, lambda: _first_run(graph, input, config, seen))
@@ -158,8 +162,9 @@ async def resume(
     options as :func:`start`.
 
     Raises:
-        ValueError: the graph's checkpointer holds no such thread (none was started); as
-            :func:`run`, the config or the graph cannot pause a thread.
+        ValueError: the graph's checkpointer holds no such thread (none was started), or
+            :func:`start` started it under another ``actor`` or ``room`` (nothing is
+            opened); as :func:`run`, the config or the graph cannot pause a thread.
         TypeError: as :func:`run`.
         InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
             answer its JSON Schema let through (the thread stays paused at it).
@@ -173,6 +178,7 @@ async def resume(
             f"the graph's checkpointer holds no thread {thread!r}: start it with "
             "start(), and resume it with the same thread_id on the same checkpointer"
         )
+    await check_scope(asker, thread, "langgraph.resume()")
     return await _settle_or_open(graph, config, asker)
 
 
