@@ -422,3 +422,18 @@ async def test_a_thread_id_past_the_index_limit_is_asked_on_postgresql(
         assert await lg.resume(graph, thread, handler=handler) == [asked]
     finally:
         await store.close()
+
+
+async def test_a_huge_run_key_or_thread_id_is_quoted_cut_short(handler: HumanInputHandler) -> None:
+    """A key of a million characters made a message of a million characters."""
+    huge = "k" * 1_000_000
+    thread = {"configurable": {"thread_id": huge}}
+    refusals = [
+        (lambda: oa.resume(agents_run([], "c"), huge, handler=handler), "no run paused under"),
+        (lambda: oa.final_output(huge, handler=handler), "no run under run_key"),
+        (lambda: lg.resume(graph_raising("c", []), thread, handler=handler), "holds no thread"),
+    ]
+    for call, says in refusals:
+        with pytest.raises(ValueError, match=f"{says}.* 'kkk") as refused:
+            await call()
+        assert len(str(refused.value)) < 1_000, str(refused.value)[:300]

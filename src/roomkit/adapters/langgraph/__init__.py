@@ -35,6 +35,7 @@ from roomkit.adapters.langgraph._moving import alone, continued, cut, moving
 from roomkit.adapters.langgraph._scope import check_scope, keep_scope
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import InvalidAnswerError, RunUnderWayError
+from roomkit.models.shown import shown
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CHANNEL", "resume", "run", "start"]
@@ -131,7 +132,7 @@ async def start(
         ran = await alone(asker.resumes, thread, lambda: _first_run(graph, input, config, seen))
         if not ran and not (await graph.aget_state(config)).interrupts:
             raise RunUnderWayError(
-                f"another start() of thread {thread!r} is running the graph: "
+                f"another start() of thread {shown(thread)} is running the graph: "
                 "nothing was run and nobody was asked; start() it again once that one "
                 "returned (it then re-attaches to the thread's requests), or, if that one "
                 f"died, once its claim lapses ({LEASE:.0f} seconds after it began)"
@@ -175,7 +176,7 @@ async def resume(
     state = await _kept_state(graph, config, "langgraph.resume()")
     if not (state.config.get("configurable") or {}).get("checkpoint_id"):
         raise ValueError(
-            f"the graph's checkpointer holds no thread {thread!r}: start it with "
+            f"the graph's checkpointer holds no thread {shown(thread)}: start it with "
             "start(), and resume it with the same thread_id on the same checkpointer"
         )
     await check_scope(asker, thread, "langgraph.resume()")
@@ -234,7 +235,7 @@ async def _resumed(
         if not is_invalid_resume(error):
             raise
         raise InvalidAnswerError(
-            f"the graph refused an answer to its question on thread {thread!r}: its "
+            f"the graph refused an answer to its question on thread {shown(thread)}: its "
             f"response_schema's own validation failed ({_problems(error)}), which the "
             "JSON Schema the person's answer was checked against cannot express; the thread "
             "stays paused at the question: resume it with Command(resume=...) yourself, or "

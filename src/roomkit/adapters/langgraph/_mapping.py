@@ -22,6 +22,7 @@ from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Pause, Verdict, question_arguments
 from roomkit.adapters._shapes import call_arguments
 from roomkit.core.exceptions import HumanInputRejectedError, HumanInputTimeoutError
+from roomkit.models.shown import shown
 from roomkit.tools.human_input.checks import answer_schema_of
 
 __all__ = [
@@ -169,9 +170,9 @@ def _held(
         ):
             return name, call_arguments(dict(args), args), description or None
     raise ValueError(
-        f"{what} of interrupt {interrupt.id!r} on thread {thread_id!r} is no held call roomkit "
-        "can ask about: it takes a dict with a non-empty str name, the call's arguments as "
-        f"an object under args and a str description or none, got {_shown(action)}; "
+        f"{what} of interrupt {interrupt.id!r} on thread {shown(thread_id)} is no held call "
+        "roomkit can ask about: it takes a dict with a non-empty str name, the call's arguments as "
+        f"an object under args and a str description or none, got {shown(action)}; "
         f"{_STAYS}"
     )
 
@@ -187,16 +188,10 @@ def _configs(thread_id: str, interrupt: Any, configs: object) -> dict[Any, dict[
     if isinstance(configs, list) and all(isinstance(config, dict) for config in configs):
         return {config.get("action_name"): config for config in configs}
     raise ValueError(
-        f"review_configs of interrupt {interrupt.id!r} on thread {thread_id!r} are no list of "
-        f"dicts ({{'action_name': ..., 'allowed_decisions': [...]}}), got {_shown(configs)}; "
+        f"review_configs of interrupt {interrupt.id!r} on thread {shown(thread_id)} are no list of "
+        f"dicts ({{'action_name': ..., 'allowed_decisions': [...]}}), got {shown(configs)}; "
         f"{_STAYS}"
     )
-
-
-def _shown(value: object) -> str:
-    """``value`` as a message shows it: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 120 else f"{text[:117]}..."
 
 
 def resume_value(
@@ -222,7 +217,7 @@ def resume_value(
     # The graph reads an answer only: the thread stays where it stopped until its code
     # resumes it some other way.
     stays = (
-        f"thread {thread!r} stays paused at interrupt {interrupt.id!r}: resume it with "
+        f"thread {shown(thread)} stays paused at interrupt {interrupt.id!r}: resume it with "
         "Command(resume=...) yourself, or run the thread anew"
     )
     if verdict.kind == "expired":
@@ -315,7 +310,7 @@ def _answer_schema(thread_id: str, interrupt: Any, schema: object) -> dict[str, 
         ValueError: it is no valid JSON Schema, or holds a ``$ref`` that resolves to nothing
             in it; nobody is asked.
     """
-    name = f"the response_schema of interrupt {interrupt.id!r} on thread {thread_id!r}"
+    name = f"the response_schema of interrupt {interrupt.id!r} on thread {shown(thread_id)}"
     try:
         return answer_schema_of(schema, name=name, types=True)
     except (TypeError, ValueError) as error:

@@ -16,6 +16,7 @@ import json
 
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker
+from roomkit.models.shown import shown
 
 __all__ = ["check_scope", "keep_scope"]
 
@@ -37,7 +38,7 @@ async def check_scope(asker: Asker, thread: str, where: str) -> None:
     if await asker.resumes.held(mine) or not await asker.resumes.held(kept):
         return
     raise ValueError(
-        f"{where}: thread {thread!r} was started under another actor or room than actor "
+        f"{where}: thread {shown(thread)} was started under another actor or room than actor "
         f"{asker.actor!r} and room {asker.room!r}: pass the actor and room given to start() "
         "(they scope the thread's requests; under others, people would be asked again about "
         "what they decided); nothing was opened"

@@ -35,6 +35,7 @@ from roomkit.adapters.openai_agents._saved import Paused, SavedRuns
 from roomkit.adapters.openai_agents._tools import missing_tools, tool_names
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import RunUnderWayError
+from roomkit.models.shown import shown
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CHANNEL", "RunOptions", "final_output", "resume", "run", "start"]
@@ -158,14 +159,14 @@ async def start(
         paused = await saved.latest()
         if paused is None:
             raise RunUnderWayError(
-                f"another start() of the run {run_key!r} is running and has not kept its "
+                f"another start() of the run {shown(run_key)} is running and has not kept its "
                 "pause yet: nothing was run and nobody was asked; start() it again once "
                 "that one returned (it then re-attaches to the run's requests), or, if "
                 f"that one died, once its claim lapses ({LEASE:.0f} seconds after it began)"
             )
     if await saved.finished():
         raise ValueError(
-            f"the run started under run_key {run_key!r} has finished (final_output() "
+            f"the run started under run_key {shown(run_key)} has finished (final_output() "
             "reads its output): a run_key names one run, so start a new run under a "
             "new run_key"
         )
@@ -229,7 +230,7 @@ async def resume(
     paused = await saved.latest()
     if paused is None:
         raise ValueError(
-            f"no run paused under run_key {run_key!r} with actor {asker.actor!r} and room "
+            f"no run paused under run_key {shown(run_key)} with actor {asker.actor!r} and room "
             f"{asker.room!r} in this handler's store: pass resume() the handler on the store "
             "start() kept the run in, and the actor and room given to start() (they scope "
             "the run); a run never started is started with start()"
@@ -270,7 +271,7 @@ async def _go_on(
         # The SDK would end the run on it after the claim was taken: said before anything
         # is claimed or consumed, the settled requests stay for the right agent to resume.
         raise ValueError(
-            f"the run kept under run_key {saved.key!r} was approved to call "
+            f"the run kept under run_key {shown(saved.key)} was approved to call "
             f"{', '.join(map(repr, lacking))}, which agent {getattr(agent, 'name', agent)!r} "
             "no longer has: resume it with an agent that has the tool (as start() ran it); "
             "nothing was changed and the decisions stay"
@@ -300,7 +301,7 @@ async def _state(agent: Agent[Any], key: str, text: str) -> RunState[Any]:
         return await RunState.from_string(agent, text)
     except Exception as error:
         raise ValueError(
-            f"the run kept under run_key {key!r} does not load on agent "
+            f"the run kept under run_key {shown(key)} does not load on agent "
             f"{getattr(agent, 'name', agent)!r} ({type(error).__name__}: {error}): resume it "
             "with the agent start() ran (the same name, tools and handoffs) and the same "
             "openai-agents version; nothing was changed"
@@ -350,11 +351,11 @@ async def final_output(
         return json.loads(kept)
     if await saved.latest() is not None:
         raise ValueError(
-            f"the run {run_key!r} has not finished: it waits at a pause; resume() it once "
+            f"the run {shown(run_key)} has not finished: it waits at a pause; resume() it once "
             "its requests are settled"
         )
     raise ValueError(
-        f"no run under run_key {run_key!r} finished on a resume: start() it and resume() it, "
+        f"no run under run_key {shown(run_key)} finished on a resume: start() it and resume() it, "
         "and pass final_output() the actor and room given to start() (a run start() "
         "finishes without pausing keeps no output: run() returns it)"
     )
@@ -402,7 +403,7 @@ def _checked(run_key: str, where: str) -> str:
         InvalidTextError: it holds a lone surrogate, which no store can keep.
     """
     if not isinstance(run_key, str) or not run_key:
-        raise ValueError(f"run_key must be a non-empty string naming the run, got {run_key!r}")
+        raise ValueError(f"run_key must be a non-empty string naming the run, got {shown(run_key)}")
     return checked_name("run_key", run_key, where=where)
 
 

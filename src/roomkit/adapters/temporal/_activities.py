@@ -44,6 +44,7 @@ from roomkit.core.exceptions import (
 from roomkit.core.tasks import cancel_and_wait
 from roomkit.models.json_limits import MAX_SCOPED_KEY_BYTES
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, arguments_digest
+from roomkit.models.shown import shown
 from roomkit.stores.outbox import OutboxItem, now_of, outbox_for, step_id
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.checks import check_approvers, scoped_key_bytes
@@ -168,7 +169,7 @@ class _Activities:
             # before it, running new code. Its answer is not this question's.
             raise _refused(
                 KeyConflictError(
-                    f"the key {ask['key']!r} names request {request.pending_id}, a question "
+                    f"the key {shown(ask['key'])} names request {request.pending_id}, a question "
                     "about other arguments: it was asked before the workflow was reset",
                     request,
                 )
