@@ -17,6 +17,7 @@ from roomkit.stores.grants import GrantStore
 from roomkit.tools.human_input._checks import check_by, check_options, check_surface
 from roomkit.tools.human_input._decisions import Decisions
 from roomkit.tools.human_input._granting import hold_unless_granted
+from roomkit.tools.human_input._ids import check_id
 from roomkit.tools.human_input._routed import checked_approvers
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ class Approving:
                 ``surface`` is longer than :data:`~roomkit.models.json_limits.MAX_ID_CHARS`
                 (256) characters. Nothing was stored.
         """
+        check_id("pending_id", pending_id)
         check_by(by)
         check_surface(surface)
         chosen = checked_approvers(self.router, actors, name="actors")

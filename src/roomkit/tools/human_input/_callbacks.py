@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from roomkit.core.callables import is_async_callable
 from roomkit.tools.human_input._announce import OnInputRequiredCallback
+from roomkit.tools.human_input._ids import check_id
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._announce import Announcer
@@ -58,6 +59,7 @@ class Callbacks:
             TypeError: ``callback`` is not an async function.
             HandlerClosedError: the whole handler is closed.
         """
+        check_id("channel_id", channel_id)
         _check_async(callback)
         return self._announcer.register(channel_id, callback)
 

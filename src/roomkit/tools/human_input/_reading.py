@@ -33,6 +33,7 @@ from roomkit.tools.human_input._checks import check_by, check_surface, check_tim
 from roomkit.tools.human_input._deadlines import expire_overdue
 from roomkit.tools.human_input._decisions import Decisions
 from roomkit.tools.human_input._durable_engine import DurableEngine
+from roomkit.tools.human_input._ids import check_id
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input.statistics import HandlerStatistics
 
@@ -100,6 +101,7 @@ class HandlerReads:
                 entry, and ``roomkit audit verify`` names what breaks the trail.
             StoreError: the store cannot be read.
         """
+        check_id("pending_id", pending_id)
         return await self._decisions.history(pending_id)
 
     async def record(self, pending_id: str, entry: dict[str, Any] | Entry) -> int:
@@ -118,6 +120,7 @@ class HandlerReads:
             UnknownRequestError: on the memory store, the request's history is gone (its
                 outcome left the retention).
         """
+        check_id("pending_id", pending_id)
         checked = check_entry(entry)
         check_by(checked["actor"], name="actor")
         check_surface(checked["surface"])
@@ -154,6 +157,7 @@ class HandlerReads:
                 :class:`~roomkit.stores.outbox.OutboxItem`, or one whose body is not
                 JSON-ready. Nothing was stored.
         """
+        check_id("pending_id", pending_id)
         if isinstance(seq, bool) or not isinstance(seq, int):
             raise TypeError(f"seq is the length of the history read, an int: got {seq!r}")
         if seq < 0:
@@ -196,6 +200,7 @@ class HandlerReads:
 
     async def get_request(self, pending_id: str) -> PendingInput | None:
         """The request with this id, pending or settled (within retention), or ``None``."""
+        check_id("pending_id", pending_id)
         return await self._engine.get_request(pending_id)
 
     async def wait_settled(self, pending_id: str, *, timeout: float | None = 300) -> PendingInput:
@@ -212,6 +217,7 @@ class HandlerReads:
         """
         if type(timeout) is not int or not 0 <= timeout <= LONGEST_TIMEOUT:
             check_timeout(timeout)
+        check_id("pending_id", pending_id)
         engine = self._engine
         try:
             settled = await engine.listen(pending_id, timeout)
@@ -331,4 +337,5 @@ class HandlerReads:
 
     def is_closed_for(self, channel_id: str) -> bool:
         """True when creates for ``channel_id`` are refused."""
+        check_id("channel_id", channel_id)
         return self._announcer.is_closed_for(channel_id)

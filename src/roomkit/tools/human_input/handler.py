@@ -46,6 +46,7 @@ from roomkit.tools.human_input._checks import (
 )
 from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper
 from roomkit.tools.human_input._durable_engine import DurableEngine
+from roomkit.tools.human_input._ids import check_channel, check_id
 from roomkit.tools.human_input._keys import check_same_call
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_facets import memory_ledger, memory_outbox
@@ -246,6 +247,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             RequestWithdrawnError: the handler gave the request up (closed or released).
             UnknownRequestError: the id was never seen here, or left the retention.
         """
+        check_id("pending_id", pending_id)
         # The default (a non-negative int) passes without a call; the rest is checked in full.
         if type(timeout) is not int or not 0 <= timeout <= LONGEST_TIMEOUT:
             check_timeout(timeout)
@@ -292,6 +294,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             InvalidAnswerError: ``result`` is not text UTF-8 can encode (a lone surrogate).
             AsyncSettleRequiredError: on a durable store (``await aresolve()`` instead).
         """
+        check_id("pending_id", pending_id)
         if type(result) is not str or not result.isascii():
             result = answer_text(result)
         return self._engine.resolve(pending_id, result)
@@ -305,6 +308,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             InvalidTextError: ``reason`` is not text UTF-8 can encode (a lone surrogate).
             AsyncSettleRequiredError: on a durable store (``await areject()`` instead).
         """
+        check_id("pending_id", pending_id)
         if type(reason) is not str or not reason.isascii():
             check_text("reason", reason)
         return self._engine.reject(pending_id, reason)
@@ -318,6 +322,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         Raises:
             AsyncSettleRequiredError: on a durable store (``await arelease()`` instead).
         """
+        check_id("pending_id", pending_id)
         return self._engine.release(pending_id)
 
     async def close(
@@ -338,6 +343,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         (its waiters here raise :class:`HandlerClosedError`): the process that re-attaches
         to it after a restart gets the answer. Requests without a key are withdrawn.
         """
+        check_channel(channel_id, registration)
         announcer = self._announcer
         if channel_id is not None and registration is not None:
             left = announcer.leave(channel_id, registration)
@@ -414,6 +420,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
                 whether this answer was recorded is unknown, and the same call made again
                 once the store is back says so.
         """
+        check_id("pending_id", pending_id)
         if type(result) is not str or not result.isascii():
             result = answer_text(result)
         check_by(by)
@@ -455,6 +462,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             ArgumentsChangedError: as :meth:`aresolve`.
             StoreUnavailableError: a durable store cannot be reached (nothing was settled).
         """
+        check_id("pending_id", pending_id)
         if type(reason) is not str or not reason.isascii():
             check_text("reason", reason)
         check_by(by)
@@ -484,6 +492,7 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             InvalidTextError: ``reason`` is not text UTF-8 can encode (a lone surrogate).
             StoreUnavailableError: a durable store cannot be reached.
         """
+        check_id("pending_id", pending_id)
         if reason is not None:
             check_text("reason", reason)
         return await self._engine.arelease(pending_id, reason)
