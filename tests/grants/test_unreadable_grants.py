@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
+from tests.desk.desk_harness import bearer, world_at
 from tests.grants.conftest import HandlerMaker
 from tests.servers.stores import DURABLE, StoreSite
 
@@ -19,7 +21,7 @@ from roomkit.cli import main
 from roomkit.core.exceptions import CorruptRecordError
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.policy.grants import use_grant
-from roomkit.stores.grants import Grant
+from roomkit.stores.grants import Grant, MemoryGrants
 from roomkit.stores.redis._layout import Layout
 from roomkit.stores.sqlite import SQLiteStore
 
@@ -106,3 +108,56 @@ def test_the_cli_lists_the_others_and_revokes_an_unreadable_grant(
     # The unreadable one is revoked all the same, and said so.
     assert main(["grants", "revoke", "g-broken", "--store", f"sqlite:///{path}"]) == 0
     assert "Revoked grant g-broken" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("field", ["expires_at", "created_at", "revoked_at"])
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+async def test_a_grant_time_that_is_no_finite_number_is_refused(field: str, value: float) -> None:
+    """A grant that would never end (or that no store reads back) is never made."""
+    grants = MemoryGrants()
+
+    with pytest.raises(ValueError, match=f"^{field} must be a finite time in seconds"):
+        await grants.add(_grant("g-1", **{field: value}))
+    assert await grants.list() == []
+
+
+@pytest.mark.parametrize("revoked_at", ["9e999", "-9e999"])
+async def test_a_stored_revoke_time_that_is_no_finite_number_is_unreadable(
+    tmp_path: Path, revoked_at: str
+) -> None:
+    path = tmp_path / "grants.db"
+    async with SQLiteStore(path) as store:
+        await store.grants.add(_grant("g-kept", expires_at=4_000_000_000.0))
+        await store.grants.add(_grant("g-broken", expires_at=4_000_000_000.0))
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute(
+            f"UPDATE roomkit_grants SET revoked_at = {revoked_at} WHERE grant_id = 'g-broken'"
+        )
+
+    async with SQLiteStore(path) as store:
+        with pytest.raises(CorruptRecordError, match=r"g-broken.*revoked_at"):
+            await store.grants.get("g-broken")
+        assert [grant.grant_id for grant in await store.grants.list()] == ["g-kept"]
+
+
+async def test_the_desk_revokes_an_unreadable_grant_for_an_administrator(tmp_path: Path) -> None:
+    """As ``roomkit grants revoke`` does; who granted it cannot be read, so no one else may."""
+    site = StoreSite("sqlite", f"sqlite:///{tmp_path / 'desk.db'}", "")
+    async with world_at(site) as world:
+        await world.handler.grants.add(_grant("g-broken", expires_at=4_000_000_000.0))
+        _set_body(site, "g-broken", "not json")
+        async with world.client() as client:
+            revoke = "/api/grants/g-broken/revoke"
+            by_granter = await client.post(revoke, headers=bearer("ann"))
+            assert by_granter.status_code == 404
+            revoked = await client.post(revoke, headers=bearer("root", admin=True))
+            assert revoked.status_code == 200, revoked.text
+            shown = revoked.json()
+            assert (shown["grant_id"], shown["state"], shown["revoked_by"]) == (
+                "g-broken",
+                "revoked",
+                "root",
+            )
+            assert "cannot be read" in shown["detail"]
+            again = await client.post(revoke, headers=bearer("root", admin=True))
+            assert again.status_code == 409

@@ -9,7 +9,10 @@
   still in force): an administrator sees every grant, anyone else the grants they made.
 - ``POST /api/grants/{grant_id}/revoke`` revokes one, for every process on the store: an
   administrator or one of those who granted it may; anyone else gets 404, as for a grant
-  that does not exist. A grant revoked already gets 409.
+  that does not exist. A grant revoked already gets 409. A grant whose stored row a hand
+  edit left unreadable is revoked all the same, as ``roomkit grants revoke`` does, by an
+  administrator only (who granted it cannot be read): the answer is an
+  :class:`UnreadableGrant`.
 
 An answer link, good for its one question only, neither lists nor revokes grants (403).
 """
@@ -21,12 +24,12 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from roomkit.core.exceptions import InvalidAnswerError
+from roomkit.core.exceptions import CorruptRecordError, InvalidAnswerError
 from roomkit.desk.auth import Principal
 from roomkit.desk.gate import signed_in
 from roomkit.desk.shapes import error_responses
@@ -37,7 +40,7 @@ from roomkit.tools.human_input import HumanInputHandler
 if TYPE_CHECKING:
     from roomkit.desk.api import Desk
 
-__all__ = ["GrantList", "GrantView", "granting", "grants_router"]
+__all__ = ["GrantList", "GrantView", "UnreadableGrant", "granting", "grants_router"]
 
 logger = logging.getLogger("roomkit.desk")
 
@@ -81,6 +84,16 @@ class GrantView(BaseModel):
     revoked_by: str | None = None
     source: str | None = None
     """The approval request it was made on."""
+
+
+class UnreadableGrant(BaseModel):
+    """A grant revoked although its stored row cannot be read (a hand edit broke it)."""
+
+    grant_id: str
+    state: Literal["revoked"] = "revoked"
+    revoked_by: str | None = None
+    detail: str
+    """Why the rest of it is not shown: what the store could not read."""
 
 
 class GrantList(BaseModel):
@@ -156,23 +169,32 @@ def grants_router(desk: "Desk", route_class: type[Any]) -> APIRouter:
 
     @router.post(
         "/grants/{grant_id}/revoke",
-        response_model=GrantView,
+        response_model=GrantView | UnreadableGrant,
         responses=_errors(401, 403, 404, 409, 422, 429),
     )
-    async def revoke_grant(caller: Caller, grant_id: GrantId) -> GrantView:
+    async def revoke_grant(caller: Caller, grant_id: GrantId) -> GrantView | UnreadableGrant:
         """Revoke a grant, for every process on the store: it covers no call from now on.
         An answer link revokes none (403)."""
         signed_in(caller, "revoke standing grants")
+        unreadable: CorruptRecordError | None = None
         try:
             grant = await grants.get(grant_id)
+        except CorruptRecordError as error:
+            # Who granted it cannot be read: only an administrator may revoke it.
+            grant, unreadable = None, error
         except ValueError:  # not a grant id at all (a control character): no such grant
             grant = None
-        if grant is None or not _mine(grant, caller):
+        if not (caller.admin and unreadable is not None) and (
+            grant is None or not _mine(grant, caller)
+        ):
             raise HTTPException(status_code=404, detail=NOT_FOUND)
         if not await grants.revoke(grant_id, by=caller.actor_id):
             raise HTTPException(status_code=409, detail=f"Grant {grant_id} is revoked already")
         event = {"event": "revoke_grant", "grant": grant_id, "actor": caller.actor_id}
         logger.info("Revoked grant %s", grant_id, extra=event)
+        if grant is None:
+            detail = f"revoked, but {unreadable}"
+            return UnreadableGrant(grant_id=grant_id, revoked_by=caller.actor_id, detail=detail)
         revoked = await grants.get(grant_id) or grant
         return view_of_grant(revoked, grants.clock())
 

@@ -132,6 +132,14 @@ class Grant:
     extra: dict[str, Any] = field(default_factory=dict)
     """What the application keeps with it (a note, a ticket); shown, never interpreted."""
 
+    def __post_init__(self) -> None:
+        # A time that is no finite number would make a grant that never ends, or one no
+        # durable store reads back: it is refused where the grant is made, and read.
+        finite_time("expires_at", self.expires_at)
+        finite_time("created_at", self.created_at)
+        if self.revoked_at is not None:
+            finite_time("revoked_at", self.revoked_at)
+
     def live(self, now: float) -> bool:
         """Whether it may still cover a call at ``now``: not revoked, expired or used up."""
         if self.revoked_at is not None or now >= self.expires_at:
@@ -453,7 +461,7 @@ def finite_time(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{name} is a time in seconds since the epoch, got {value!r}")
     if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be a finite time in seconds since the epoch, got {value!r}")
     return float(value)
 
 
