@@ -365,7 +365,7 @@ async def test_a_malformed_event_is_skipped_and_logged_once(
             assert await schedule.on_call_at(at("2026-12-05T12:00:00")) == "alice"
     warned = [record.getMessage() for record in caplog.records]
     assert len(warned) == 2, warned
-    assert "no-start: they have no DTSTART" in warned[0]
+    assert "'no-start': they have no DTSTART" in warned[0]
     assert "bad-rule" in warned[1]
 
 

@@ -173,7 +173,7 @@ async def test_a_shift_repeating_every_second_is_left_out(
     )
     with caplog.at_level("WARNING", logger="roomkit.routing"):
         assert await ICalOnCall(path).on_call_at(NOON) == "alice"
-    assert any("flood: they repeat more often than hourly" in r.message for r in caplog.records)
+    assert any("'flood': they repeat more often than hourly" in r.message for r in caplog.records)
 
 
 def _flooded(tmp_path: Path, start: str, rule: str) -> Path:
@@ -197,13 +197,13 @@ MINUTES = ",".join(str(minute) for minute in range(60))
     ("start", "rule", "said"),
     [
         # An hourly rule naming every minute repeats by the minute as FREQ=MINUTELY does.
-        ("20240101", f"FREQ=HOURLY;BYMINUTE={MINUTES}", "flood: they repeat more often"),
+        ("20240101", f"FREQ=HOURLY;BYMINUTE={MINUTES}", "'flood': they repeat more often"),
         # An hourly rule begun decades ago is worked out from its start at every lookup.
         ("19900101", "FREQ=HOURLY", "a recent DTSTART"),
         # INTERVAL=0 steps through the same instant for ever (a worker thread that never
         # ends, at every routing); a negative one fails every lookup.
-        ("20261201", "FREQ=DAILY;INTERVAL=0", "flood: their INTERVAL"),
-        ("20261201", "FREQ=DAILY;INTERVAL=-1", "flood: their INTERVAL"),
+        ("20261201", "FREQ=DAILY;INTERVAL=0", "'flood': their INTERVAL"),
+        ("20261201", "FREQ=DAILY;INTERVAL=-1", "'flood': their INTERVAL"),
     ],
     ids=["split by the minute", "begun long ago", "INTERVAL=0", "negative INTERVAL"],
 )
@@ -297,7 +297,7 @@ async def test_a_shift_ending_before_it_starts_is_left_out(
     event = f"UID:backwards\r\nSUMMARY:bob\r\nDTSTART:20261210T000000Z\r\n{end}"
     with caplog.at_level("WARNING", logger="roomkit.routing"):
         assert await ICalOnCall(calendar(tmp_path, event)).on_call_at(NOON) is None
-    assert any("backwards: they end before they start" in r.message for r in caplog.records)
+    assert any("'backwards': they end before they start" in r.message for r in caplog.records)
 
 
 def _zoned(tmp_path: Path, name: str, rule: str, tzid: str = "Payments/Desk") -> Path:
@@ -344,7 +344,7 @@ async def test_a_timezone_no_lookup_can_afford_is_refused(
             schedule = ICalOnCall(_zoned(tmp_path, "refused.ics", zone))
             assert await schedule.on_call_at(NOON) == "alice"
     assert any(
-        "UID zoned: their times are in the timezone 'Payments/Desk'" in r.message
+        "UID 'zoned': their times are in the timezone 'Payments/Desk'" in r.message
         and said in r.message
         for r in caplog.records
     )
@@ -398,7 +398,7 @@ async def test_a_shift_whose_times_cannot_be_read_leaves_the_rest_standing(
         schedule = ICalOnCall(calendar(tmp_path, event + f"SUMMARY:bob\r\n{times}"))
         assert await schedule.on_call_at(NOON) == "alice"
     assert any(
-        "UID unreadable: a date or time of theirs cannot be read" in r.message
+        "UID 'unreadable': a date or time of theirs cannot be read" in r.message
         for r in caplog.records
     )
 
@@ -435,7 +435,7 @@ async def test_a_timezone_that_cannot_be_read_is_refused(
     with caplog.at_level("WARNING", logger="roomkit.routing"):
         assert await ICalOnCall(path).on_call_at(NOON) == "alice"
     assert any(
-        "UID zoned: their times are in the timezone 'Payments/Desk', which is refused: it "
+        "UID 'zoned': their times are in the timezone 'Payments/Desk', which is refused: it "
         "cannot be read" in r.message
         for r in caplog.records
     )

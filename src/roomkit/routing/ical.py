@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from roomkit._extras import requires_extra
+from roomkit.models.shown import shown
 from roomkit.routing._ical_rules import (
     MAX_STEPS,
     aware,
@@ -252,7 +253,9 @@ class ICalOnCall:
             logger.warning(
                 "ICalOnCall: %s: skipping the events with UID %s: %s; fix them in the schedule",
                 source,
-                ", ".join(uids),
+                # The calendar's text, quoted: a newline or control character in a UID
+                # would otherwise write a log line of the calendar's own.
+                ", ".join(shown(uid) for uid in uids),
                 why,
             )
 
@@ -281,7 +284,7 @@ class ICalOnCall:
                     # Not read again until it changes: the schedule read before stands.
                     self._stamp = stamp
                     logger.warning(
-                        "ICalOnCall: could not read the file again (%s); the schedule read "
+                        "ICalOnCall: could not read the file again (%r); the schedule read "
                         "before stands",
                         error,
                     )
