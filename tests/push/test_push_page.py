@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
-from playwright.sync_api import Browser, Playwright, sync_playwright
+from playwright.sync_api import Browser, Playwright, Response, sync_playwright
 from tests.push.push_service import PushService
 from tests.servers.threaded_app import ThreadedApp
 
@@ -30,7 +30,7 @@ from roomkit import RoomKit
 from roomkit.auth import issue_token
 from roomkit.desk.app import create_desk_app
 from roomkit.notify import Notifier, WebPush
-from roomkit.notify.push_subscriptions import PushSubscriptions
+from roomkit.notify.push_subscriptions import PushSubscriptions, subscription_of
 from roomkit.tools.human_input import HumanInputHandler
 
 SECRET = "the tests' desk secret, 0123456789abcdef"
@@ -187,3 +187,51 @@ def test_the_worker_and_the_page_turn_no_text_into_markup() -> None:
             for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "eval(", "new Function")
             if sink in script
         ], name
+
+
+# A browser subscribed already (``existing``) that hands out ``fresh`` once unsubscribed.
+SUBSCRIBED_BEFORE = """
+(function ([existing, fresh]) {
+  var current = null;
+  function held(json) {
+    var subscription = { toJSON: function () { return json; } };
+    subscription.unsubscribe = function () {
+      if (current === subscription) current = null;
+      return Promise.resolve(true);
+    };
+    return subscription;
+  }
+  current = held(existing);
+  PushManager.prototype.getSubscription = function () { return Promise.resolve(current); };
+  PushManager.prototype.subscribe = function () {
+    current = current || held(fresh);
+    return Promise.resolve(current);
+  };
+})(%s);
+"""
+
+
+def test_a_browser_subscribed_for_another_person_subscribes_anew_for_this_one(
+    served: Served, browser: Browser, tmp_path: Path
+) -> None:
+    """The desk keeps the endpoint another person gave it (409): the page gets a new one."""
+    phone = served.service.browser("phone").subscription()
+    bob_keys = served.service.browser("bobs-phone").subscription()["keys"]
+    fresh = served.service.browser("phone-again").subscription()
+    kept = PushSubscriptions(tmp_path)
+    assert kept.add("bob", subscription_of({"endpoint": phone["endpoint"], "keys": bob_keys}))
+    context = browser.new_context()
+    context.grant_permissions(["notifications"], origin=served.url)
+    context.add_init_script(SUBSCRIBED_BEFORE % json.dumps([phone, fresh]))
+    page = context.new_page()
+
+    def kept_for_alice(response: Response) -> bool:
+        return response.url.endswith("/api/push/subscriptions") and response.status == 200
+
+    try:
+        with page.expect_response(kept_for_alice, timeout=10_000):
+            page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice')}")
+        assert [s.endpoint for s in kept.of("alice")] == [fresh["endpoint"]]
+        assert [s.endpoint for s in kept.of("bob")] == [phone["endpoint"]]
+    finally:
+        context.close()

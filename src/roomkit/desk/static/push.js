@@ -7,7 +7,9 @@
  * sends them (GET api/push/key answers); a tap asks for permission (browsers ask only after
  * a gesture), subscribes with the desk's public VAPID key, and gives the subscription to the
  * desk (POST api/push/subscriptions) for the signed-in person. A device subscribed already
- * is given again on each visit, so the desk keeps it current.
+ * is given again on each visit, so the desk keeps it current; one the desk keeps for another
+ * person (409: they signed in on this browser before) is unsubscribed, and this person
+ * subscribes anew with an endpoint of their own.
  */
 
 import { show } from './dom.js';
@@ -34,14 +36,22 @@ function keyBytes(text) {
 
 function subscribe(api, key) {
   return navigator.serviceWorker.ready.then(function (registration) {
-    return registration.pushManager.getSubscription().then(function (existing) {
-      return existing || registration.pushManager.subscribe({
-        userVisibleOnly: true,
-        applicationServerKey: keyBytes(key)
+    var manager = registration.pushManager;
+    function fresh() {
+      return manager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(key) });
+    }
+    function give(subscription) {
+      return api('POST', 'api/push/subscriptions', subscription.toJSON());
+    }
+    return manager.getSubscription().then(function (existing) {
+      if (!existing) return fresh().then(give);
+      return give(existing).then(function (answer) {
+        if (answer.status !== 409) return answer;
+        // This browser's subscription is another person's at the desk (they signed in
+        // here before): it stays theirs, and this person gets an endpoint of their own.
+        return existing.unsubscribe().then(fresh).then(give);
       });
     });
-  }).then(function (subscription) {
-    return api('POST', 'api/push/subscriptions', subscription.toJSON());
   });
 }
 
