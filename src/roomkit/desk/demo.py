@@ -107,8 +107,8 @@ class Demo:
     """The human-input handler the agent asks through and the desk answers through."""
     app: FastAPI
     """The desk with its chat, ready for uvicorn."""
-    secret: bytes
-    """The desk's secret (tokens are signed with it)."""
+    secret: bytes = field(repr=False)
+    """The desk's secret (tokens are signed with it); left out of the ``repr``."""
     stores: tuple[object, ...] = ()
     """The stores to close with the demo."""
     console: Console | None = None

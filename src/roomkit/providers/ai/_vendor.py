@@ -15,7 +15,7 @@ import dataclasses
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypedDict, TypeVar
 
 from roomkit.providers.ai._loop import Assembly, Events, RequestLoop, VendorErrors
@@ -80,9 +80,9 @@ class VendorConfig(RetrySettings):
 
     model: str
     """The model to call, as the vendor (or the server) names it."""
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     """The API key; ``None`` lets the SDK read the vendor's variable (e.g.
-    ``ANTHROPIC_API_KEY``)."""
+    ``ANTHROPIC_API_KEY``). Left out of the config's ``repr``, which logs and tracebacks show."""
     base_url: str | None = None
     """The API's address; ``None`` lets the SDK read the vendor's variable (e.g.
     ``ANTHROPIC_BASE_URL``), else the vendor's default."""
