@@ -27,6 +27,8 @@ QUESTION_FORGERIES: list[tuple[dict[str, Any], str]] = [
     ({"status": "resolved", "by": 7}, "by is text or null"),
     # Not echoed back: a refusal past Temporal's payload limit fails the workflow task.
     ({"pending_id": "p" * 1_500_000}, "pending_id is an id of at most 256 characters"),
+    # Not echoed back either: a message UTF-8 cannot encode reaches the caller as none.
+    ({"pending_id": "p-\ud800"}, "pending_id must hold valid Unicode text"),
 ]
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from roomkit._storable import unencodable_text
     from roomkit.adapters.temporal._protocol import hashed_key
     from roomkit.models.json_limits import MAX_ID_CHARS
     from roomkit.tools.approvals import read_decision
@@ -67,6 +68,14 @@ class Asks:
             raise ValueError(
                 f"a roomkit outcome's pending_id is an id of at most {MAX_ID_CHARS} "
                 f"characters, got {len(pending_id):,}"
+            )
+        problem = unencodable_text(pending_id)
+        if problem is not None:
+            # Not echoed either: a refusal's message UTF-8 cannot encode reaches the caller
+            # as a bare "Failure error".
+            raise ValueError(
+                f"a roomkit outcome's pending_id must hold valid Unicode text, but holds "
+                f"{problem}, which UTF-8 cannot encode: send the id of the request it settles"
             )
         _check_shape(pending_id, outcome)
         seq = outcome.get("seq")
