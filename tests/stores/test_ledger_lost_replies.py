@@ -1,4 +1,4 @@
-"""A ledger spend (or, on Redis, a refund) that lands while its caller never hears of it
+"""A ledger spend or refund that lands while its caller never hears of it
 is reported as it landed: the store runs it again with its token until the server answers.
 
 A relay lets the write reach the server, drops the reply and cuts the connection, as a
@@ -10,6 +10,7 @@ refused: a single-use link burned with nobody having used it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -20,7 +21,7 @@ from tests.servers.postgres_server import PostgresServer
 from tests.servers.redis_server import RedisServer
 from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.stores.postgres_kit import new_schema
-from tests.tools.human_input.stores.redis_relay import Relay
+from tests.tools.human_input.stores.redis_relay import Gate, Relay
 from tests.tools.human_input.stores.test_reassignment_kills import through
 
 from roomkit.stores.postgres import PostgresStore
@@ -75,3 +76,35 @@ async def test_a_postgres_spend_whose_commit_reply_is_lost_is_reported_won(
             assert await store.spend_once("link:lost-commit", until=None) is True
             assert relay.lost.is_set(), "the spend's COMMIT reached the server"
             assert await store.spend_once("link:lost-commit", until=None) is False
+
+
+async def test_a_postgres_refund_whose_reply_is_lost_leaves_a_later_spend_alone(
+    postgres_server: PostgresServer,
+) -> None:
+    """The relay drops the reply to the refund (a statement that commits) and cuts the
+    connection, then holds the refund's next attempt while another process spends the entry
+    again: the attempt, carrying the refund's token, finds the refund done and leaves that
+    spend as it is."""
+    schema, entry = new_schema(), "link:lost-refund"
+    async with Relay(postgres_server.port) as relay:
+        dsn = through(postgres_server.dsn, relay.port)
+        async with (
+            PostgresStore(dsn, schema=schema) as store,
+            PostgresStore(postgres_server.dsn, schema=schema) as other,
+        ):
+            assert await store.spend_once(entry, until=None)
+            gates: list[Gate] = []
+            relay.call_before(entry.encode(), lambda: gates.append(relay.gate(entry.encode())))
+            relay.lose_reply_to(entry.encode())
+            refund = asyncio.create_task(store.refund_spent(entry))
+            await relay.lost.wait()
+            held = asyncio.create_task(gates[0].holding(1))
+            await asyncio.wait({refund, held}, return_when=asyncio.FIRST_COMPLETED)
+            if refund.done():
+                held.cancel()
+                refund.result()  # a refund that failed says why
+            assert await other.spend_once(entry, until=None), "the refund landed"
+            gates[0].open()
+            await refund
+            assert await other.spend_once(entry, until=None) is False
+            assert entry in await store.read_spent([entry])

@@ -19,6 +19,7 @@ from roomkit.core.exceptions import InvalidTextError
 
 __all__ = [
     "MAX_ENTRY_CHARS",
+    "REFUND_UNKNOWN",
     "SPEND_UNKNOWN",
     "MemoryLedger",
     "check_entries",
@@ -32,6 +33,9 @@ MAX_ENTRY_CHARS = 512
 
 SPEND_UNKNOWN = "read the entry (read_spent) once the store is back: spent, it may be this spend"
 """What to do about a spend whose outcome stayed unknown through an outage."""
+
+REFUND_UNKNOWN = "read the entry (read_spent) once the store is back before refunding it again"
+"""What to do about a refund whose outcome stayed unknown through an outage."""
 
 _PRUNE_AT = 1024
 """Entries the memory ledger holds before it looks for expired ones to forget."""

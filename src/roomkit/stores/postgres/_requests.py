@@ -196,7 +196,9 @@ class PostgresStore(GrantingFacade):
         self._approvals: Approvals = Approvals(
             link, statements, self._ready, self._judged_at, self._feed, self._settling
         )
-        self._spending = Spending(link, statements, self._ready, self.clock, self._settle_knowing)
+        self._spending = Spending(
+            link, statements, self._ready, self.clock, self._settle_knowing, self.settle_retry
+        )
         self._purging = Purging(statements, self._outbox, self._keep, self.audit_retention)
         self.trail = PostgresTrail(self, self._link, self._sql, self._ready)
         """The store's audit trail: its signed heads and checkpoints (``ROOMKIT_AUDIT_KEY``)."""

@@ -20,7 +20,8 @@ the row, which tells a waiter's backstop what changed since it last looked (see
 hold NULL, and are never named. Version 9 adds the outbox's ``claim``: the token of the claim
 that took each row last (see :mod:`~roomkit.stores._lost_claims`). Version 10 adds the
 ledger's ``token``: the token of the spend that wrote each row, by which a spend run again
-after its COMMIT's reply was lost finds the row its own.
+after its COMMIT's reply was lost finds the row its own (a refund's mark row holds the
+refund's token: see :mod:`~roomkit.stores.postgres._spending`).
 ``roomkit_schema`` holds the version of the tables: a store creates them on first use and
 brings an older version up to date (one migration per version, under a lock, so two
 processes opening at once take turns); a database whose version is newer than this code is
@@ -351,7 +352,16 @@ class Statements:
             "expires_at = excluded.expires_at, token = NULL"
         )
         """Parameters: ``entry``, ``now``, ``until``."""
-        self.ledger_refund = f"DELETE FROM {ledger} WHERE entry = %s"
+        self.ledger_refund = (
+            f"WITH mark AS (INSERT INTO {ledger} (entry, spent_at, expires_at, token) "
+            f"VALUES (chr({ord(_ESCAPED)}) || 'refund ' || %(token)s, %(now)s, %(now)s + %(keep)s, "
+            "%(token)s) ON CONFLICT (entry) DO NOTHING RETURNING entry) "
+            f"DELETE FROM {ledger} WHERE entry = %(entry)s AND EXISTS (SELECT FROM mark)"
+        )
+        """Parameters: ``entry``, ``token``, ``now``, ``keep``: deletes the entry's row and
+        marks the refund's token, unless the token is marked (the refund ran already). The
+        mark's name starts with the escape of :func:`stored` and no JSON follows it: no entry
+        is stored under it."""
         self.ledger_read = (
             f"SELECT entry, spent_at FROM {ledger} WHERE entry = ANY(%s) "
             "AND (expires_at IS NULL OR expires_at > %s)"

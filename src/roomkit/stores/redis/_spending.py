@@ -18,15 +18,19 @@ from typing import Any
 
 from redis.commands.core import AsyncScript
 
-from roomkit.stores._ledger import SPEND_UNKNOWN, check_entries, check_entry, check_until
+from roomkit.stores._ledger import (
+    REFUND_UNKNOWN,
+    SPEND_UNKNOWN,
+    check_entries,
+    check_entry,
+    check_until,
+)
 from roomkit.stores.redis import _ledger as ledger
 from roomkit.stores.redis._link import guard
 from roomkit.stores.redis._once import with_token
 from roomkit.stores.redis._part import Part
 
 __all__ = ["Spending"]
-
-_REFUND_UNKNOWN = "read the entry (read_spent) once the store is back before refunding it again"
 
 
 @dataclass(slots=True, eq=False)
@@ -63,7 +67,7 @@ class Spending(Part):
         key = ledger.entry_key(self.layout.prefix, check_entry(entry))
         await self.ensure_open()
         keys, args = with_token(self.layout.prefix, [key], [], within=self.within)
-        await self._once(self._refund, keys, args, f"the refund of {entry!r}", _REFUND_UNKNOWN)
+        await self._once(self._refund, keys, args, f"the refund of {entry!r}", REFUND_UNKNOWN)
 
     async def _once(
         self, script: AsyncScript, keys: list[Any], args: list[Any], what: str, advice: str
