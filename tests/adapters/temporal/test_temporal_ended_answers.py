@@ -4,8 +4,9 @@ is told at once, and every open request of the run is withdrawn, saying how it e
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import timedelta
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 from temporalio.api.history.v1 import HistoryEvent
@@ -16,7 +17,11 @@ from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import wait_for_event
 from tests.adapters.temporal.workflows import AskAtOnce, AskThenFail, ContinueWhileAsking
 
+from roomkit.adapters.temporal import TemporalUpdates
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.stores.base import PendingFilters
+from roomkit.stores.sqlite import SQLiteStore
+from roomkit.tools.human_input import HumanInputHandler
 
 SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 
@@ -178,6 +183,82 @@ async def test_a_retry_withdraws_the_question_its_failed_run_left_open(world: Wo
     assert pending == [retried]
     assert await withdrawn_for(world, first) == ended(FAILED)
     assert (answered.status_code, result) == (200, {"answer": "Hotel I"})
+
+
+class ReadsKept(SQLiteStore):
+    """A SQLite store that keeps the id of every request its reads of many return."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, backstop_interval=0.02)
+        self.read: list[str] = []
+
+    async def list_pending(self, **filters: Unpack[PendingFilters]) -> list[PendingInput]:
+        found = await super().list_pending(**filters)
+        self.read.extend(request.pending_id for request in found)
+        return found
+
+    async def fetch_many(self, pending_ids: Collection[str]) -> list[PendingInput]:
+        found = await super().fetch_many(pending_ids)
+        self.read.extend(request.pending_id for request in found)
+        return found
+
+
+async def _beside_others(world: World) -> tuple[HumanInputHandler, ReadsKept, set[str]]:
+    """A handler on the world's store that keeps what it reads, and the ids of three open
+    requests of other workflows made on it."""
+    store = ReadsKept(world.store_url.removeprefix("sqlite:///"))
+    world.stores.append(store)
+    handler = HumanInputHandler(store=store)
+    others = {
+        (
+            await handler.create_detached(
+                "choose",
+                {"question": "Which hotel?"},
+                room_id="room",
+                channel_id="temporal",
+                tool_call_id=f"temporal:1:run-{number}:other-{number}",
+                actor_id="alice",
+            )
+        ).pending_id
+        for number in range(3)
+    }
+    assert {await world.created.next() for _ in others} == others
+    return handler, store, others
+
+
+@SQLITE_ONLY
+async def test_a_retry_reads_no_other_workflow_s_open_requests(world: World) -> None:
+    """The retry's first ask withdraws the failed run's open question by reading that run's
+    requests alone: the open requests of other workflows are not read, however many."""
+    handler, store, others = await _beside_others(world)
+    async with running(world.worker(AskThenFail, handler=handler)):
+        handle = await world.start(AskThenFail, retry_policy=RetryPolicy(maximum_attempts=2))
+        [first] = await asking(world, handle, 1)
+        await handle.signal(AskThenFail.fail)
+        await world.created.next()  # the retry's, made once the failed run's was withdrawn
+    assert await withdrawn_for(world, first) == ended(FAILED)
+    assert others.isdisjoint(store.read)
+
+
+@SQLITE_ONLY
+async def test_an_answer_to_an_ended_run_reads_no_other_workflow_s_open_requests(
+    world: World,
+) -> None:
+    """The answer check withdraws the terminated run's open requests by reading that run's
+    requests alone: the open requests of other workflows are not read."""
+    handler, store, others = await _beside_others(world)
+    surface = TemporalUpdates(world.client)
+    surface.bind_handler(handler)  # as a notifier does, without the notifier's own reads
+    try:
+        async with running(world.worker(AskAtOnce)):
+            handle = await world.start(AskAtOnce, 2)
+            ids = await asking(world, handle, 2)
+            await handle.terminate("the trip was called off")
+            assert not await handler.aresolve(ids[0], "Hotel H", by="alice")
+    finally:
+        await surface.aclose()
+    assert await withdrawn_for(world, ids[1]) == ended(TERMINATED)
+    assert others.isdisjoint(store.read)
 
 
 @SQLITE_ONLY

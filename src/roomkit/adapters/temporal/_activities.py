@@ -136,7 +136,7 @@ class _Activities:
         joining = ask.get("approvers") or ()
         if ask.get("continues") and origin.seq == 1:
             # A retry's first ask, or a continued run's: the earlier runs' questions go.
-            await withdraw_earlier_runs(activity.client(), handler, origin)
+            await withdraw_earlier_runs(activity.client(), handler, origin, ask["continues"])
         try:
             common["key"] = _key_of(ask["key"], common["room_id"], common["actor_id"])
             ladder = _ladder_of(ask.get("ladder"))

@@ -15,7 +15,8 @@ run continued as new, asks afresh):
 they are withdrawn, saying how the run ended, when an answer comes (:func:`check_run`, the
 handler's answer check), when a delivery finds the run ended (:func:`withdraw_ended`), or
 when the first ask of a retry or of a run continued as new is made
-(:func:`withdraw_earlier_runs`).
+(:func:`withdraw_earlier_runs`). A run's requests are read by id, the ids its create
+activities returned as its history says, never by listing every open request of the store.
 """
 
 from __future__ import annotations
@@ -28,14 +29,13 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from roomkit.adapters.temporal._protocol import (
-    CHANNEL,
     CREATE_ACTIVITY,
     EXPIRE_ACTIVITY,
     Origin,
     origin_of,
 )
 from roomkit.core.exceptions import StoreError
-from roomkit.models.pending_input import PendingInput
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = [
@@ -193,51 +193,102 @@ async def _continues(client: Client, workflow_id: str, run_id: str) -> str:
     return ""
 
 
-async def _open_by_run(handler: HumanInputHandler, workflow_id: str) -> dict[str, list[str]]:
-    """The ids of the open requests the runs of the workflow ``workflow_id`` made, by run."""
-    runs: dict[str, list[str]] = {}
-    for request in await handler.list_pending(channel_id=CHANNEL):
-        made = origin_of(request)
-        if made is not None and made.workflow_id == workflow_id:
-            runs.setdefault(made.run_id, []).append(request.pending_id)
-    return runs
-
-
-async def withdraw_run(handler: HumanInputHandler, origin: Origin, reason: str) -> None:
-    """Withdraw every open request the run ``origin`` made, with ``reason``.
+async def withdraw_run(
+    client: Client,
+    handler: HumanInputHandler,
+    origin: Origin,
+    reason: str,
+    *,
+    known: tuple[str, ...] = (),
+) -> None:
+    """Withdraw every open request the run ``origin`` made, with ``reason``: those its
+    create activities returned (read by id: the open requests of other workflows are not
+    read), and ``known`` (one an answer came to, whose create the run may have ended before
+    it heard of). A history Temporal does not give within :data:`CHECK_WITHIN` leaves the
+    run's other requests to their own answer checks.
 
     Raises:
         StoreError: the store cannot be reached for now; the rest stay open.
     """
-    runs = await _open_by_run(handler, origin.workflow_id)
-    for pending_id in runs.get(origin.run_id, ()):
+    try:
+        async with asyncio.timeout(CHECK_WITHIN):
+            _, made, _ = await _asks_of(client, origin)
+    except (RPCError, TimeoutError) as error:
+        logger.warning("could not read which requests run %s made: %s", origin, error)
+        made = []
+    for pending_id in dict.fromkeys([*known, *made]):
+        await _withdraw_open(handler, pending_id, reason)
+
+
+async def _withdraw_open(handler: HumanInputHandler, pending_id: str, reason: str) -> None:
+    """Withdraw the request ``pending_id`` with ``reason`` if it is open."""
+    request = await handler.get_request(pending_id)
+    if request is not None and request.status is PendingInputStatus.PENDING:
         await handler.arelease(pending_id, reason=reason)
 
 
-async def withdraw_earlier_runs(client: Client, handler: HumanInputHandler, origin: Origin) -> None:
-    """Withdraw the open requests of the runs of ``origin``'s workflow that ended with no
-    run in their place, saying how each ended: the first ask of a retry, or of a run
-    continued as new, asks afresh, and a person sees one question for one pause. What
-    Temporal does not tell within :data:`CHECK_WITHIN` is logged, and left to the answer
-    check.
+async def withdraw_earlier_runs(
+    client: Client, handler: HumanInputHandler, origin: Origin, continues: str
+) -> None:
+    """Withdraw the open requests of the runs before ``origin`` (which continues the run
+    ``continues``: a retry, or a run continued as new) that ended with no run in their
+    place, saying how each ended: ``origin``'s first ask asks afresh, and a person sees one
+    question for one pause.
+
+    Each run's requests are read by id, the ids its create activities returned (as its
+    history says): the open requests of other workflows are not read. The runs are gone
+    back through while they asked nothing (a run that asked withdrew those before it with
+    its first ask). What Temporal does not tell within :data:`CHECK_WITHIN` is logged, and
+    left to the answer check, as is a request whose create the run ended before it heard
+    of.
 
     Raises:
         StoreError: the store cannot be reached for now (the ask's create is retried).
     """
-    runs = await _open_by_run(handler, origin.workflow_id)
-    runs.pop(origin.run_id, None)
-    for run_id, pending_ids in runs.items():
+    run_id = continues
+    while run_id:
         earlier = Origin(origin.workflow_id, run_id, origin.seq)
         try:
             async with asyncio.timeout(CHECK_WITHIN):
                 ended = await run_ended(client, earlier)
+                asked, made, run_id = await _asks_of(client, earlier)
         except (RPCError, TimeoutError) as error:
             logger.warning("could not learn whether run %s ended: %s", earlier, error)
-            continue
-        if ended is None:
-            continue
-        for pending_id in pending_ids:
-            await handler.arelease(pending_id, reason=unanswered(ended))
+            return
+        if ended is not None:
+            for pending_id in made:
+                await _withdraw_open(handler, pending_id, unanswered(ended))
+        if asked:
+            return
+
+
+async def _asks_of(client: Client, origin: Origin) -> tuple[bool, list[str], str]:
+    """What the run ``origin`` asked, as its history says: whether it scheduled a create
+    activity, the ids of the requests its create activities returned, and the run it
+    continues (``""`` for none).
+
+    Raises:
+        RPCError: the history cannot be read for now.
+    """
+    handle = client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
+    creates: set[int] = set()  # the scheduled events of its create activities
+    made: list[str] = []
+    continues = ""
+    async for event in handle.fetch_history_events():
+        if event.HasField("workflow_execution_started_event_attributes"):
+            started = event.workflow_execution_started_event_attributes
+            continues = str(started.continued_execution_run_id)
+        elif event.HasField("activity_task_scheduled_event_attributes"):
+            name = event.activity_task_scheduled_event_attributes.activity_type.name
+            if name == CREATE_ACTIVITY:
+                creates.add(event.event_id)
+        elif event.HasField("activity_task_completed_event_attributes"):
+            completed = event.activity_task_completed_event_attributes
+            if completed.scheduled_event_id in creates:
+                result = await _decoded(client, list(completed.result.payloads))
+                if isinstance(result, dict) and isinstance(result.get("pending_id"), str):
+                    made.append(result["pending_id"])
+    return bool(creates), made, continues
 
 
 async def check_run(
@@ -258,7 +309,7 @@ async def check_run(
     if ended is None:
         return None
     reason = unanswered(ended)
-    await withdraw_run(handler, origin, reason)
+    await withdraw_run(client, handler, origin, reason, known=(request.pending_id,))
     return reason
 
 
@@ -268,6 +319,6 @@ async def withdraw_ended(client: Client, handler: HumanInputHandler, origin: Ori
     try:
         ended = await run_ended(client, origin)
         if ended is not None:
-            await withdraw_run(handler, origin, unanswered(ended))
+            await withdraw_run(client, handler, origin, unanswered(ended))
     except (RPCError, StoreError) as error:
         logger.warning("could not withdraw the open requests of %s: %s", origin, error)
