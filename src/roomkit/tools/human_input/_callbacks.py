@@ -1,5 +1,6 @@
-"""The handler's callbacks: the notification callbacks (the default one, and one per
-channel id), and the checks an answer passes before it settles a request.
+"""The handler's callbacks and scopes: the notification callbacks (the default one, and one
+per channel id), closing a channel's scope or the whole handler, and the checks an answer
+passes before it settles a request.
 
 Upstream RoomKit 0.109's code and tests assign ``handler._on_input_required``; that name is
 the same callback as :attr:`Callbacks.on_input_required`.
@@ -12,23 +13,26 @@ from typing import TYPE_CHECKING
 
 from roomkit.core.callables import is_async_callable
 from roomkit.tools.human_input._announce import OnInputRequiredCallback
-from roomkit.tools.human_input._ids import check_id
+from roomkit.tools.human_input._ids import check_channel, check_id
 
 if TYPE_CHECKING:
     from roomkit.tools.human_input._announce import Announcer
     from roomkit.tools.human_input._answer_checks import AnswerCheck, AnswerChecks
+    from roomkit.tools.human_input._durable_engine import DurableEngine
+    from roomkit.tools.human_input._memory_engine import MemoryEngine
 
 __all__ = ["Callbacks"]
 
 
 class Callbacks:
-    """The callbacks a handler's :class:`Announcer` calls when a request is created, and
-    the checks its answers pass."""
+    """The callbacks a handler's :class:`Announcer` calls when a request is created, the
+    scopes they serve (:meth:`close`), and the checks its answers pass."""
 
     __slots__ = ()
 
     _announcer: Announcer
     _answer_checks: AnswerChecks
+    _engine: MemoryEngine | DurableEngine
 
     @property
     def on_input_required(self) -> OnInputRequiredCallback | None:
@@ -64,6 +68,36 @@ class Callbacks:
         return self._announcer.register(channel_id, callback)
 
     _set_on_input_required = set_on_input_required
+
+    async def close(
+        self, *, channel_id: str | None = None, registration: int | None = None
+    ) -> None:
+        """Reject active work and refuse later creates: globally, or for one channel only.
+
+        Args:
+            channel_id: close only this channel's scope; other owners stay available.
+            registration: the token :meth:`set_on_input_required` returned. While another
+                owner still routes the channel (another kit registered the same id), only
+                this owner leaves: its running notifications stop, the scope stays open to
+                the others, and its own questions are left to its own teardown (a channel
+                withdraws those of the turns it cuts). A token that owns nothing here any
+                more (a displaced owner, or a callback registered again) does nothing.
+
+        On a durable store, a request created here with a ``key`` stays open in the store
+        (its waiters here raise :class:`HandlerClosedError`): the process that re-attaches
+        to it after a restart gets the answer. Requests without a key are withdrawn.
+        """
+        check_channel(channel_id, registration)
+        announcer = self._announcer
+        if channel_id is not None and registration is not None:
+            left = announcer.leave(channel_id, registration)
+            if left is not None:
+                await announcer.cancel(channel_id, left)
+                return
+        if not announcer.close(channel_id, registration):
+            return
+        await self._engine.close(channel_id)
+        await announcer.cancel(channel_id)
 
     def add_answer_check(self, check: AnswerCheck) -> Callable[[], None]:
         """Ask ``check`` whether an answer is still wanted before one settles a request.

@@ -46,7 +46,7 @@ from roomkit.tools.human_input._checks import (
 )
 from roomkit.tools.human_input._decisions import Decisions, HistoryKeeper
 from roomkit.tools.human_input._durable_engine import DurableEngine
-from roomkit.tools.human_input._ids import check_channel, check_id
+from roomkit.tools.human_input._ids import check_id
 from roomkit.tools.human_input._keys import check_same_call
 from roomkit.tools.human_input._memory_engine import MemoryEngine
 from roomkit.tools.human_input._memory_facets import memory_ledger, memory_outbox
@@ -247,7 +247,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             RequestWithdrawnError: the handler gave the request up (closed or released).
             UnknownRequestError: the id was never seen here, or left the retention.
         """
-        check_id("pending_id", pending_id)
+        if type(pending_id) is not str:
+            check_id("pending_id", pending_id)
         # The default (a non-negative int) passes without a call; the rest is checked in full.
         if type(timeout) is not int or not 0 <= timeout <= LONGEST_TIMEOUT:
             check_timeout(timeout)
@@ -294,7 +295,8 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
             InvalidAnswerError: ``result`` is not text UTF-8 can encode (a lone surrogate).
             AsyncSettleRequiredError: on a durable store (``await aresolve()`` instead).
         """
-        check_id("pending_id", pending_id)
+        if type(pending_id) is not str:
+            check_id("pending_id", pending_id)
         if type(result) is not str or not result.isascii():
             result = answer_text(result)
         return self._engine.resolve(pending_id, result)
@@ -324,36 +326,6 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         """
         check_id("pending_id", pending_id)
         return self._engine.release(pending_id)
-
-    async def close(
-        self, *, channel_id: str | None = None, registration: int | None = None
-    ) -> None:
-        """Reject active work and refuse later creates: globally, or for one channel only.
-
-        Args:
-            channel_id: close only this channel's scope; other owners stay available.
-            registration: the token :meth:`set_on_input_required` returned. While another
-                owner still routes the channel (another kit registered the same id), only
-                this owner leaves: its running notifications stop, the scope stays open to
-                the others, and its own questions are left to its own teardown (a channel
-                withdraws those of the turns it cuts). A token that owns nothing here any
-                more (a displaced owner, or a callback registered again) does nothing.
-
-        On a durable store, a request created here with a ``key`` stays open in the store
-        (its waiters here raise :class:`HandlerClosedError`): the process that re-attaches
-        to it after a restart gets the answer. Requests without a key are withdrawn.
-        """
-        check_channel(channel_id, registration)
-        announcer = self._announcer
-        if channel_id is not None and registration is not None:
-            left = announcer.leave(channel_id, registration)
-            if left is not None:
-                await announcer.cancel(channel_id, left)
-                return
-        if not announcer.close(channel_id, registration):
-            return
-        await self._engine.close(channel_id)
-        await announcer.cancel(channel_id)
 
     # -- settling from any process -----------------------------------------------------------
 
