@@ -188,7 +188,16 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, False
         )
-        return await self._open(request, key, answer_schema, timeout)
+        if key is not None or answer_schema is not None or timeout is not None:
+            schema = None if answer_schema is None else answer_schema_of(answer_schema)
+            check_options(request, key, schema, timeout)
+        # Its created entry comes from the request itself (what was asked of whom, where).
+        engine = self._engine
+        if key is None and type(engine) is MemoryEngine:
+            return engine.add(request, timeout, None)
+        found = await engine.create(request, timeout, None)
+        check_same_call(request, found)
+        return found
 
     async def create_detached(
         self,
@@ -211,25 +220,10 @@ class HumanInputHandler(HandlerReads, Callbacks, Approving):
         request = self._new(
             tool_name, arguments, room_id, tool_call_id, channel_id, channel_type, actor_id, True
         )
-        return await self._open(request, key, answer_schema, timeout)
-
-    async def _open(
-        self,
-        request: PendingInput,
-        key: str | None,
-        answer_schema: AnswerSchema | None,
-        timeout: float | None,
-    ) -> PendingInput:
-        """Check the options of :meth:`create` against the new ``request``, then store and
-        announce it, or return the request ``key`` names."""
         if key is not None or answer_schema is not None or timeout is not None:
             schema = None if answer_schema is None else answer_schema_of(answer_schema)
             check_options(request, key, schema, timeout)
-        # Its created entry comes from the request itself (what was asked of whom, where).
-        engine = self._engine
-        if key is None and type(engine) is MemoryEngine:
-            return engine.add(request, timeout, None)
-        found = await engine.create(request, timeout, None)
+        found = await self._engine.create(request, timeout, None)
         check_same_call(request, found)
         return found
 
