@@ -29,6 +29,14 @@ QUESTION_FORGERIES: list[tuple[dict[str, Any], str]] = [
     ({"pending_id": "p" * 1_500_000}, "pending_id is an id of at most 256 characters"),
     # Not echoed back either: a message UTF-8 cannot encode reaches the caller as none.
     ({"pending_id": "p-\ud800"}, "pending_id must hold valid Unicode text"),
+    # A store keeps no such text: a made-up update's, taken, would reach the workflow.
+    ({"status": "resolved", "result": "Hotel \ud800"}, "result must hold valid Unicode text"),
+    ({"status": "rejected", "reason": "\udc80 no"}, "reason must hold valid Unicode text"),
+    ({"status": "resolved", "by": "al\ud800"}, "by must hold valid Unicode text"),
+    ({"status": "timed_out", "default": "a\ud800"}, "default must hold valid Unicode text"),
+    ({"status": "resolved", "key": "k\ud800"}, "key must hold valid Unicode text"),
+    # Quoted cut short.
+    ({"status": "s" * 1_000_000}, "(the request has settled), got 'sss"),
 ]
 
 
@@ -61,6 +69,7 @@ async def test_a_forged_question_outcome_of_the_wrong_shape_is_refused_naming_th
     for refusal, (_, expected) in zip(refusals, QUESTION_FORGERIES, strict=True):
         assert expected in refusal, refusal
         assert "unhashable" not in refusal
+        assert len(refusal) < 1_000, len(refusal)
     assert result == {"answer": "Hotel Lisboa"}
 
 

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from roomkit._storable import unencodable_text
     from roomkit.adapters.temporal._protocol import hashed_key
     from roomkit.models.json_limits import MAX_ID_CHARS
+    from roomkit.models.shown import shown
     from roomkit.tools.approvals import read_decision
 
 __all__ = ["Ask", "Asks"]
@@ -137,10 +138,10 @@ def _check_shape(pending_id: str, outcome: dict[str, Any]) -> None:
     """
     status = outcome.get("status")
     if not isinstance(status, str) or status not in _OUTCOMES:
-        shown = status if isinstance(status, str) else f"a {type(status).__name__}"
+        got = shown(status) if isinstance(status, str) else f"a {type(status).__name__}"
         raise ValueError(
             f"request {pending_id}: a roomkit outcome's status is one of "
-            f"{', '.join(map(repr, _OUTCOMES))} (the request has settled), got {shown!r:.80}"
+            f"{', '.join(map(repr, _OUTCOMES))} (the request has settled), got {got}"
         )
     for field in _TEXT_FIELDS:
         value = outcome.get(field)
@@ -148,6 +149,14 @@ def _check_shape(pending_id: str, outcome: dict[str, Any]) -> None:
             raise ValueError(
                 f"request {pending_id}: a roomkit outcome's {field} is text or null, "
                 f"got a {type(value).__name__}"
+            )
+        problem = None if value is None else unencodable_text(value)
+        if problem is not None:
+            # No store keeps such text, so no settle sends it; a workflow that took it would
+            # hand it on to whatever writes it out, far from the update that carried it.
+            raise ValueError(
+                f"request {pending_id}: a roomkit outcome's {field} must hold valid Unicode "
+                f"text, but holds {problem}, which UTF-8 cannot encode: send it as UTF-8 text"
             )
     if not isinstance(outcome.get("withdrawn", False), bool):
         raise ValueError(
