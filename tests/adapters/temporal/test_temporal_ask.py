@@ -160,6 +160,27 @@ async def test_what_no_store_keeps_is_refused_in_the_workflow_with_its_field_nam
     await nothing_asked(world, handle)
 
 
+QUOTED_SHORT = [
+    ({"room_id": ["r" * 1_000_000]}, "(): room_id is an id (a str) or None, got ['rrr"),
+    ({"approvers": "b" * 1_000_000}, "(): approvers is a list of actor ids, got 'bbb"),
+    ({"tool": ["c" * 1_000_000]}, "(): tool_name must be a non-empty string, got ['ccc"),
+]
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize(("spec", "message"), QUOTED_SHORT)
+async def test_a_huge_value_refused_in_the_workflow_is_quoted_cut_short(
+    world: World, spec: dict[str, object], message: str
+) -> None:
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, spec)
+        result = await handle.result()
+    assert result["error"] == "ValueError", result
+    assert message in result["message"]
+    assert "..." in result["message"]
+    assert len(result["message"]) < 300, len(result["message"])
+
+
 async def nothing_asked(world: World, handle: WorkflowHandle) -> None:
     scheduled = [
         event

@@ -333,6 +333,15 @@ async def test_an_rpc_timeout_no_update_call_can_take_is_refused_at_once(
         TemporalUpdates(client, rpc_timeout=rpc_timeout)  # type: ignore[arg-type]
 
 
+async def test_a_huge_value_refused_as_an_rpc_timeout_is_quoted_cut_short(
+    temporal_server: TemporalServer,
+) -> None:
+    client = await Client.connect(temporal_server.address)
+    with pytest.raises(TypeError, match="rpc_timeout is a number of seconds") as refused:
+        TemporalUpdates(client, rpc_timeout="1" * 1_000_000)  # type: ignore[arg-type]
+    assert len(str(refused.value)) < 200
+
+
 @pytest.mark.parametrize(
     ("name", "error", "said"),
     [

@@ -36,3 +36,10 @@ async def test_each_message_starts_or_reaches_the_rooms_workflow(world: World) -
         heard = await handle.result()
     assert replies == ["hi", "booked", "bye"]
     assert heard == ["hi", "booked"]
+
+
+@pytest.mark.parametrize("room_id", [["r" * 1_000_000], b"r" * 1_000_000])
+def test_a_huge_value_that_is_no_room_id_is_quoted_cut_short(room_id: object) -> None:
+    with pytest.raises(ValueError, match=r"takes a room id, got .*\.\.\.$") as refused:
+        room_workflow_id(room_id)  # type: ignore[arg-type]
+    assert len(str(refused.value)) < 200

@@ -47,3 +47,9 @@ def test_timeouts_no_attempt_can_keep_are_refused(options: dict[str, Any], messa
     with pytest.raises(ValueError, match=message):
         ActivityTimeouts(**options)
     assert ActivityTimeouts(start_to_close=timedelta(minutes=2), heartbeat=timedelta(seconds=1))
+
+
+def test_a_huge_value_refused_as_a_timeout_is_quoted_cut_short() -> None:
+    with pytest.raises(ValueError, match="heartbeat must be a positive timedelta") as refused:
+        ActivityTimeouts(heartbeat="h" * 1_000_000)  # type: ignore[arg-type]
+    assert len(str(refused.value)) < 200

@@ -32,6 +32,7 @@ from roomkit.models.json_limits import (
     circular_at,
     size_problem,
 )
+from roomkit.models.shown import shown
 from roomkit.tools.human_input.checks import (
     check_ladder_text,
     check_request_text,
@@ -125,7 +126,7 @@ def check_fields(call: str, tool_name: str, arguments: dict[str, Any], spec: Spe
     """
     for name, value in (("actor", spec.actor), ("room_id", spec.room_id)):
         if value is not None and not isinstance(value, str):
-            raise ValueError(f"{call}(): {name} is an id (a str) or None, got {value!r}")
+            raise ValueError(f"{call}(): {name} is an id (a str) or None, got {shown(value)}")
         if value is not None:
             check_text(name, value)
             _check_length(call, name, value)
@@ -175,12 +176,12 @@ def approvers_of(call: str, approvers: Any) -> list[str]:
     if approvers is None:
         return []
     if isinstance(approvers, str | bytes | Mapping) or not isinstance(approvers, Iterable):
-        raise ValueError(f"{call}(): approvers is a list of actor ids, got {approvers!r}")
+        raise ValueError(f"{call}(): approvers is a list of actor ids, got {shown(approvers)}")
     chosen = list(approvers)
     # Their types, then the empty id, each looked at in one pass of C: in a workflow's
     # sandbox every isinstance() is a call of Python's, too slow for a long list.
     if not all(issubclass(kind, str) for kind in set(map(type, chosen))) or "" in chosen:
-        raise ValueError(f"{call}(): approvers is a list of actor ids, got {chosen!r}")
+        raise ValueError(f"{call}(): approvers is a list of actor ids, got {shown(chosen)}")
     return chosen
 
 
@@ -286,10 +287,8 @@ def _check_question_schema(call: str, schema: Any) -> None:
         "Model.model_json_schema(): a workflow passes JSON, never a model class)"
     )
     if not isinstance(schema, dict):
-        shown = repr(schema)
-        shown = shown if len(shown) <= 80 else f"{shown[:77]}..."
         raise TypeError(
-            f"{call}(): answer_schema must be a JSON Schema dict, got {shown}: {advice}"
+            f"{call}(): answer_schema must be a JSON Schema dict, got {shown(schema)}: {advice}"
         )
     problem = answer_schema_problem(schema)
     if problem is not None:
@@ -321,7 +320,7 @@ def seconds_of(call: str, name: str, value: timedelta) -> float:
         ValueError: it is no positive ``timedelta``.
     """
     if not isinstance(value, timedelta) or value <= timedelta(0):
-        raise ValueError(f"{call}(): {name} must be a positive timedelta, got {value!r}")
+        raise ValueError(f"{call}(): {name} must be a positive timedelta, got {shown(value)}")
     return value.total_seconds()
 
 

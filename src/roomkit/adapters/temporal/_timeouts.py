@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from roomkit.models.clock import LONGEST_TIMEOUT
+from roomkit.models.shown import shown
 
 __all__ = ["ActivityTimeouts"]
 
@@ -44,7 +45,7 @@ class ActivityTimeouts:
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ValueError(
-                    f"ActivityTimeouts(): {name} must be a positive timedelta, got {value!r}"
+                    f"ActivityTimeouts(): {name} must be a positive timedelta, got {shown(value)}"
                 )
         if self.start_to_close.total_seconds() > LONGEST_TIMEOUT:
             raise ValueError(

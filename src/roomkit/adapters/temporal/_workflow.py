@@ -53,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
         RequestWithdrawnError,
     )
     from roomkit.models.pending_input import arguments_digest
+    from roomkit.models.shown import shown
     from roomkit.tools.approvals import Decision, read_decision
     from roomkit.tools.human_input.ladder import Ladder
 
@@ -138,7 +139,7 @@ async def _ask(
     """Create (or re-attach to) the request of the next ask and wait for its outcome."""
     state = _asks(call)
     if not isinstance(tool_name, str) or not tool_name:
-        raise ValueError(f"{call}(): tool_name must be a non-empty string, got {tool_name!r}")
+        raise ValueError(f"{call}(): tool_name must be a non-empty string, got {shown(tool_name)}")
     if not isinstance(arguments, dict):
         raise TypeError(f"{call}(): arguments must be a dict, got {type(arguments).__name__}")
     # The schema under the name the caller gave it.

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from roomkit._extras import requires_extra
+from roomkit.models.shown import shown
 
 with requires_extra("roomkit.adapters.temporal", "temporal"):
     from temporalio.client import Client, WithStartWorkflowOperation
@@ -25,7 +26,7 @@ __all__ = ["room_workflow_id", "send_to_room"]
 def room_workflow_id(room_id: str, *, prefix: str = "room-") -> str:
     """The id of the conversation workflow of ``room_id``."""
     if not isinstance(room_id, str) or not room_id:
-        raise ValueError(f"room_workflow_id() takes a room id, got {room_id!r}")
+        raise ValueError(f"room_workflow_id() takes a room id, got {shown(room_id)}")
     return f"{prefix}{room_id}"
 
 

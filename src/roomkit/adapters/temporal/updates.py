@@ -68,6 +68,7 @@ from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, 
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.core.tasks import end_within
 from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.models.shown import shown
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 from roomkit.stores import PendingChange, PendingChangeKind, new_entry
@@ -141,13 +142,13 @@ class TemporalUpdates:
             )
         if isinstance(rpc_timeout, bool) or not isinstance(rpc_timeout, int | float):
             raise TypeError(
-                f"TemporalUpdates: rpc_timeout is a number of seconds, got {rpc_timeout!r}"
+                f"TemporalUpdates: rpc_timeout is a number of seconds, got {shown(rpc_timeout)}"
             )
         if not 0 < rpc_timeout <= _LONGEST_CALL:
             # The SDK takes no such timeout: every delivery would fail, and be retried.
             raise ValueError(
                 "TemporalUpdates: rpc_timeout is the seconds one update call may take, more "
-                f"than 0 and at most {_LONGEST_CALL:g} (10.0 by default), got {rpc_timeout!r}"
+                f"than 0 and at most {_LONGEST_CALL:g} (10.0 by default), got {shown(rpc_timeout)}"
             )
         self.name = surface_name(name, what="TemporalUpdates(name=...)", example="temporal")
         self.client = client
@@ -298,7 +299,7 @@ class TemporalUpdates:
 
     def _unanswered(self, origin: Origin) -> DeliveryError:
         return DeliveryError(
-            f"workflow {origin.workflow_id!r} took no update within "
+            f"workflow {shown(origin.workflow_id)} took no update within "
             f"{self.rpc_timeout.total_seconds():g}s: is a worker running?",
             retry=True,
         )
@@ -308,7 +309,7 @@ class TemporalUpdates:
         on a worker deployed with a bug or without the workflow): tried again, since a fixed
         worker lets the run take it."""
         return DeliveryError(
-            f"workflow {origin.workflow_id!r} is running but takes no update for now "
+            f"workflow {shown(origin.workflow_id)} is running but takes no update for now "
             f"(Temporal: {refusal}): is its workflow task failing on the workers?",
             retry=True,
         )
@@ -406,7 +407,7 @@ class TemporalUpdates:
     ) -> None:
         await self._record(request.pending_id, origin, update_id, accepted=False, refused=reason)
         raise DeliveryError(
-            f"workflow {origin.workflow_id!r} refused the outcome of {request.pending_id}: "
+            f"workflow {shown(origin.workflow_id)} refused the outcome of {request.pending_id}: "
             f"{reason}",
             retry=False,
         )
