@@ -19,6 +19,7 @@ from roomkit.models.json_limits import (
     path_text,
     with_paths,
 )
+from roomkit.models.shown import shown
 
 __all__ = [
     "circular_at",
@@ -170,7 +171,7 @@ def non_json_at(value: object) -> str | None:
             for key in item:
                 if not isinstance(key, str):
                     where = f"in {path_text(path)!r}" if path else "at the top level"
-                    return f"a key of type {type(key).__name__} ({_clipped(key)}) {where}"
+                    return f"a key of type {type(key).__name__} ({shown(key, limit=60)}) {where}"
         elif item is not None and not isinstance(item, _JSON):
             where = f"at {path_text(path)!r}" if path else "at the top level"
             return f"a value of type {type(item).__name__} {where}"
@@ -203,11 +204,6 @@ def _json_only(value: object) -> bool:
         elif not isinstance(item, _JSON):
             return False
     return True
-
-
-def _clipped(value: object) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 # -- all of it at once -------------------------------------------------------------------------

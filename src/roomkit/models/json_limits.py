@@ -24,6 +24,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from roomkit.models.shown import shown
+
 __all__ = [
     "MAX_APPROVERS",
     "MAX_ARGUMENTS_CHARS",
@@ -290,7 +292,7 @@ def _deep_at(value: object) -> str | None:
         else:
             continue
         if level > MAX_ARGUMENTS_DEPTH:
-            return f"level {level} at {_clipped(path_text(path))!r}"
+            return f"level {level} at {shown(path_text(path))}"
         stack.extend(
             (child, level + 1, (*path, step))
             for child, step in reversed(list(children))
@@ -304,7 +306,7 @@ def _long_number_at(value: object) -> str | None:
     is, worded for a message (``"an integer 5,000 characters long at 'n'"``), or ``None``."""
     for item, path in with_paths(value):
         if isinstance(item, int) and (item >= _PAST_POSITIVE or item <= _PAST_NEGATIVE):
-            where = f"at {_clipped(path_text(path))!r}" if path else "at the top level"
+            where = f"at {shown(path_text(path))}" if path else "at the top level"
             length = _digits(item) + (item < 0)
             return f"an integer {length:,} characters long {where}"
     return None
@@ -315,10 +317,6 @@ def _digits(number: int) -> int:
     number = abs(number)
     digits = number.bit_length() * 30103 // 100000 + 1  # log10(2) rounded down: never short
     return digits if number >= 10 ** (digits - 1) else digits - 1
-
-
-def _clipped(text: str) -> str:
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # -- a value that holds itself -----------------------------------------------------------------

@@ -9,8 +9,9 @@ SHOWN_CHARS = 80
 """The most characters a message gives one quoted value."""
 
 
-def shown(value: object) -> str:
-    """``value`` as a message quotes it: its ``repr``, cut to :data:`SHOWN_CHARS` characters,
-    ``...`` marking the cut."""
+def shown(value: object, *, limit: int = SHOWN_CHARS) -> str:
+    """``value`` as a message quotes it: its ``repr``, cut to ``limit`` characters
+    (:data:`SHOWN_CHARS` unless a message keeps its quotes shorter or longer), ``...``
+    marking the cut."""
     text = repr(value)
-    return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 3]}..."
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from roomkit.models.shown import shown
+
 
 def aware(value: object) -> datetime | None:
     if isinstance(value, datetime):
@@ -124,9 +126,9 @@ back from the end (a negative value) too."""
 
 
 def _shown(value: object) -> str:
-    """``value`` quoted for a warning: control characters escaped, and cut short."""
-    text = repr(str(value))
-    return text if len(text) <= 120 else text[:117] + "..."
+    """``value`` (a calendar's property, as its text) quoted for a warning: control
+    characters escaped, and cut short."""
+    return shown(str(value), limit=120)
 
 
 def malformed(event: Any) -> str | None:

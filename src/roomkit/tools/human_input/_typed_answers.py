@@ -21,6 +21,7 @@ from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.decisions import Decision
+from roomkit.models.shown import shown
 from roomkit.tools.approvals import read_decision
 from roomkit.tools.human_input._checks import check_schema, check_text
 
@@ -80,10 +81,9 @@ def _type_schema(schema: object, name: str) -> dict[str, Any]:
         adapter: TypeAdapter[Any] = TypeAdapter(schema)  # type: ignore[arg-type]
         return adapter.json_schema()
     except PydanticUserError as error:
-        shown = repr(schema) if len(repr(schema)) <= 80 else f"{repr(schema)[:77]}..."
         raise TypeError(
             f"{name} must be a JSON Schema dict or a Python type pydantic can describe (a "
-            f"BaseModel, TypedDict or dataclass, str, list[str], ...), got {shown} "
+            f"BaseModel, TypedDict or dataclass, str, list[str], ...), got {shown(schema)} "
             f"({_first_sentence(error)})"
         ) from None
 

@@ -13,6 +13,7 @@ from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 from tests.tools.human_input.durable.test_arguments_size import CREATES, Create
 
 from roomkit.core.exceptions import ArgumentsTooLargeError, InvalidAnswerError
+from roomkit.models.shown import shown
 from roomkit.tools.approvals import Edit
 from roomkit.tools.human_input.checks import MAX_ARGUMENTS_DEPTH, MAX_NUMBER_CHARS
 
@@ -26,14 +27,13 @@ def nested(levels: int) -> dict[str, Any]:
 
 
 def _deep_at(levels: int) -> str:
-    path = "tree" + "[0]" * (levels - 2)
-    return path if len(path) <= 80 else path[:77] + "..."
+    return shown("tree" + "[0]" * (levels - 2))
 
 
 def _too_deep(levels: int) -> str:
     return (
         "the arguments nest objects and lists more than 24 levels deep (level 25 at "
-        f"{_deep_at(25)!r}), past what a request keeps and a person's edit can send back: "
+        f"{_deep_at(25)}), past what a request keeps and a person's edit can send back: "
         "flatten them, or pass the nested part as JSON text"
     )
 
@@ -77,6 +77,20 @@ async def test_arguments_past_the_depth_or_number_limit_are_refused_and_nothing_
     after = await create(handler, {"question": "Third?", "n": 10**20})
     pending = {request.pending_id for request in await handler.list_pending()}
     assert pending == {before.pending_id, after.pending_id}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("create", CREATES)
+@pytest.mark.parametrize(
+    "arguments", [{"\x00" * 200: nested(30)}, {"\x00" * 200: 10**200}], ids=["deep", "long"]
+)
+async def test_a_path_of_escaped_characters_is_quoted_cut_short(
+    make_handler: HandlerFactory, create: Create, arguments: dict[str, Any]
+) -> None:
+    """Cut once escaped: 80 control characters quote as 320."""
+    with pytest.raises(ArgumentsTooLargeError) as caught:
+        await create(make_handler(), arguments)
+    assert "at '\\x00\\x00" in str(caught.value)
+    assert len(str(caught.value)) < 300, str(caught.value)
 
 
 AT_THE_LIMITS = {
