@@ -13,5 +13,12 @@ def shown(value: object, *, limit: int = SHOWN_CHARS) -> str:
     """``value`` as a message quotes it: its ``repr``, cut to ``limit`` characters
     (:data:`SHOWN_CHARS` unless a message keeps its quotes shorter or longer), ``...``
     marking the cut."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:
+        # An integer past Python's limit on digits (sys.get_int_max_str_digits()) has no
+        # repr, nor has what holds one: the message says what it is instead.
+        if isinstance(value, int):
+            return f"an integer of about {value.bit_length() * 30103 // 100000 + 1:,} digits"
+        return f"a {type(value).__name__} holding an integer too long to write out"
     return text if len(text) <= limit else f"{text[: limit - 3]}..."

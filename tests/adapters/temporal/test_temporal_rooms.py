@@ -43,3 +43,8 @@ def test_a_huge_value_that_is_no_room_id_is_quoted_cut_short(room_id: object) ->
     with pytest.raises(ValueError, match=r"takes a room id, got .*\.\.\.$") as refused:
         room_workflow_id(room_id)  # type: ignore[arg-type]
     assert len(str(refused.value)) < 200
+
+
+def test_a_list_holding_an_integer_too_long_to_write_out_is_no_room_id() -> None:
+    with pytest.raises(ValueError, match="got a list holding an integer too long to write out"):
+        room_workflow_id([10**5_000])  # type: ignore[arg-type]

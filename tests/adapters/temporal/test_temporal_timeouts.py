@@ -53,3 +53,8 @@ def test_a_huge_value_refused_as_a_timeout_is_quoted_cut_short() -> None:
     with pytest.raises(ValueError, match="heartbeat must be a positive timedelta") as refused:
         ActivityTimeouts(heartbeat="h" * 1_000_000)  # type: ignore[arg-type]
     assert len(str(refused.value)) < 200
+
+
+def test_an_integer_too_long_to_write_out_is_refused_as_a_timeout_saying_so() -> None:
+    with pytest.raises(ValueError, match=r"must be a positive timedelta, got an integer of abo"):
+        ActivityTimeouts(heartbeat=10**5_000)  # type: ignore[arg-type]
