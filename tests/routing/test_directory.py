@@ -214,3 +214,9 @@ def test_the_directory_refuses_exactly_the_cycles_and_long_chains_some_moment_ho
             Directory(entries, max_chain=bound)
     else:
         assert len(Directory(entries, max_chain=bound)) == len(entries)
+
+
+def test_a_long_actor_id_refused_is_quoted_with_its_cut_marked() -> None:
+    with pytest.raises(ValueError, match=r"^Directory: the actor id 'a{36}\.\.\. ") as refused:
+        Directory({"a" * 1_000 + " b": Person()})
+    assert len(str(refused.value)) < 400

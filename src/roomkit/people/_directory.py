@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from roomkit.auth.names import RULE, actor_name_problem
+from roomkit.models.shown import shown
 from roomkit.people._entries import (
     ON_CALL_PREFIX,
     ROLE_PREFIX,
@@ -49,15 +50,10 @@ class StandIn:
     """Everyone it passes through after the approver, the delegate last."""
 
 
-def _shown(value: object) -> str:
-    """A name as a message shows it: quoted, escaped, and cut short."""
-    return repr(value)[:40]
-
-
 def _check_name(value: object, what: str) -> None:
     problem = actor_name_problem(value)
     if problem is not None:
-        raise ValueError(f"Directory: {what} {_shown(value)} {problem}: {RULE}")
+        raise ValueError(f"Directory: {what} {shown(value, limit=40)} {problem}: {RULE}")
 
 
 class Directory:
@@ -131,13 +127,15 @@ class Directory:
         for kind, prefix, names in groups:
             for name in names:
                 if not isinstance(name, str) or not name.strip():
-                    raise ValueError(f"Directory: a {kind} is named by text, not {_shown(name)}")
+                    raise ValueError(
+                        f"Directory: a {kind} is named by text, not {shown(name, limit=40)}"
+                    )
                 problem = group_name_problem(prefix, name)
                 if problem is not None:
                     # The name travels in approvers (role:NAME), logs and history entries.
                     raise ValueError(
-                        f"Directory: the {kind} name {_shown(name)} {problem}: a {kind} is "
-                        f"named as an actor is ({RULE})"
+                        f"Directory: the {kind} name {shown(name, limit=40)} {problem}: a "
+                        f"{kind} is named as an actor is ({RULE})"
                     )
         for name, group in self.roles.items():
             if not isinstance(group, Role):
