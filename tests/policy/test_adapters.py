@@ -24,6 +24,7 @@ from tests.adapters.conftest import Desk
 from roomkit.adapters import langgraph as lg
 from roomkit.adapters import openai_agents as oa
 from roomkit.adapters import pydantic_ai as pa
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.policy import Allow, Ask, Deny, PolicyCall, PolicyDecision
 from roomkit.tools.approvals import Approval, approve
 from roomkit.tools.human_input import HumanInputHandler
@@ -202,9 +203,11 @@ class State(TypedDict, total=False):
     decision: Any
 
 
-def graph() -> Any:
+def held_for(args: dict[str, Any]) -> Any:
+    """A graph whose one node pauses on ``send`` with ``args``."""
+
     def hold(state: State) -> State:
-        call = {"type": "tool_approval", "tool_call_id": "c-1", "name": "send", "args": {"to": "b"}}
+        call = {"type": "tool_approval", "tool_call_id": "c-1", "name": "send", "args": args}
         return {"decision": interrupt(call)}
 
     built = StateGraph(State)
@@ -212,6 +215,10 @@ def graph() -> Any:
     built.add_edge(START, "hold")
     built.add_edge("hold", END)
     return built.compile(checkpointer=InMemorySaver())
+
+
+def graph() -> Any:
+    return held_for({"to": "b"})
 
 
 def config(thread: str) -> dict[str, Any]:
@@ -240,3 +247,22 @@ async def test_langgraph_allow_approves_deny_rejects_and_ask_names_the_approvers
     assert request.approvers == ("dan",)
     assert await handler.aresolve(held.pending_id, approve(), by="dan")
     assert (await running)["decision"] == {"type": "approve"}
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [({"to": "b\ud800"}, InvalidTextError), ({"to": {"b"}}, TypeError)],
+    ids=["surrogate", "set"],
+)
+async def test_a_pause_whose_arguments_no_store_takes_is_refused_alike_with_a_policy(
+    handler: HumanInputHandler, args: dict[str, Any], error: type[Exception]
+) -> None:
+    """Arguments a framework gave that no request can hold are refused with the message that
+    says where and what to send, whether or not a policy reads them first."""
+    messages = []
+    for approvals in ({"send": Approval(approvers="dan")}, rules(Allow())):
+        with pytest.raises(error) as raised:
+            await lg.run(held_for(args), {}, config("t"), handler=handler, approvals=approvals)
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]
+    assert "'to'" in messages[1]

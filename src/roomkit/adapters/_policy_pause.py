@@ -16,6 +16,7 @@ from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling
 from roomkit.policy.unasked import POLICY
 from roomkit.policy.unasked import unasked as on_record
+from roomkit.tools.human_input._checks import check_arguments_json
 
 if TYPE_CHECKING:
     from roomkit.adapters._pauses import Asker, Pause
@@ -27,8 +28,16 @@ _PENDING = PendingInputStatus.PENDING
 
 
 def policy_call(asker: Asker, pause: Pause) -> PolicyCall:
-    """``pause``'s tool call as a policy reads it."""
+    """``pause``'s tool call as a policy reads it.
+
+    Raises:
+        ValueError, TypeError, InvalidTextError: the arguments are JSON no request can hold
+            (as :meth:`~roomkit.tools.human_input.HumanInputHandler.create_approval` refuses
+            them, with or without a policy: the message says where).
+    """
     name, arguments = pause.tool_name, pause.arguments
+    # Checked before the digest, which cannot encode a lone surrogate (nor write a set).
+    check_arguments_json(arguments)
     return PolicyCall(
         name,
         copy.deepcopy(arguments),
