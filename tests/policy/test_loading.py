@@ -198,6 +198,26 @@ def test_a_bad_opa_url_is_refused() -> None:
         OPAPolicy("localhost:8181")
 
 
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://roomkit:s3cret@127.0.0.1:8181", "user name or password"),
+        ("http://:s3cret@127.0.0.1:8181/", "user name or password"),
+        ("http://127.0.0.1:8181?token=s3cret", "query"),
+        ("http://127.0.0.1:8181/#s3cret", "fragment"),
+    ],
+)
+def test_an_opa_url_with_credentials_a_query_or_a_fragment_is_refused(url: str, said: str) -> None:
+    """The rule's path goes after the URL (a query or fragment would swallow it, and every
+    call would go to another endpoint), and the URL is each decision's recorded version (a
+    password in it would be written in every history): refused, without quoting the secret,
+    naming ``headers=``."""
+    with pytest.raises(PolicyError, match=said) as raised:
+        OPAPolicy(url)
+    assert "s3cret" not in str(raised.value)
+    assert "headers=" in str(raised.value)
+
+
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), "2", True])
 def test_an_opa_timeout_that_is_not_a_positive_number_is_refused(timeout: object) -> None:
     """As RegoPolicy's: a NaN or infinite timeout would bound no query."""

@@ -9,7 +9,7 @@ from engines import CEDAR, REGO
 
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.config import load_notify_config
-from roomkit.policy import CedarPolicy, Deny, PolicyCall, RegoPolicy
+from roomkit.policy import CedarPolicy, Deny, OPAPolicy, PolicyCall, RegoPolicy
 
 SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 HOOK = '[[webhook]]\nurl = "https://example.com/h"\nsecret_env = "HOOK_SECRET"\n'
@@ -58,6 +58,9 @@ def test_a_policy_that_does_not_parse_is_refused_at_load_with_file_and_line(
         ('engine = "cedar"\n', "a cedar policy needs file"),
         ('engine = "opa"\n', "an opa policy needs url"),
         ('engine = "opa"\nurl = "http://127.0.0.1:1"\ncolour = 1\n', "unknown key 'colour'"),
+        ('engine = "opa"\nurl = "http://u:pw@127.0.0.1:1"\n', "user name or password"),
+        ('engine = "opa"\nurl = "http://127.0.0.1:1"\ntoken_env = "NONE"\n', "NONE is not set"),
+        ('engine = "cedar"\nfile = "p.cedar"\ntoken_env = "OPA"\n', "token_env is for opa"),
     ],
 )
 def test_a_policy_table_with_a_mistake_is_refused_naming_it(
@@ -65,3 +68,14 @@ def test_a_policy_table_with_a_mistake_is_refused_naming_it(
 ) -> None:
     with pytest.raises(NotifyConfigError, match=said):
         load_notify_config(write(tmp_path, "[policy]\n" + table), environ=ENV)
+
+
+def test_an_opa_policy_sends_the_token_its_token_env_holds(tmp_path: Path) -> None:
+    """A server that wants a token takes it from the environment, never from the URL (which
+    every decision records as the policy's version)."""
+    table = '[policy]\nengine = "opa"\nurl = "http://127.0.0.1:1"\ntoken_env = "OPA_TOKEN"\n'
+    config = load_notify_config(write(tmp_path, table), environ={**ENV, "OPA_TOKEN": "tk_1"})
+    policy = config.policy
+    assert isinstance(policy, OPAPolicy)
+    assert policy.headers == {"Authorization": "Bearer tk_1"}
+    assert "tk_1" not in str(policy.version)

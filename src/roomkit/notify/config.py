@@ -246,7 +246,7 @@ class _Reader(TomlValues):
 
     def policy(self, table: dict[str, Any]) -> Policy:
         try:
-            return policy_from_table(table, Path(self.path).parent)
+            return policy_from_table(table, Path(self.path).parent, self.environ)
         except PolicyError as error:
             self.fail("[policy]", str(error))
 

@@ -9,6 +9,7 @@
     # data = "policies/data.json"       # rego, optional
     # query = "data.roomkit.decision"   # rego
     # url = "http://127.0.0.1:8181"     # opa
+    # token_env = "OPA_TOKEN"           # opa, optional: holds its bearer token
     # path = "roomkit/decision"         # opa
     # timeout = 2.0                     # opa, seconds
     shadow = true                       # record and count, keep today's behaviour
@@ -22,6 +23,8 @@ line.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,7 @@ KEYS = (
     "data",
     "query",
     "url",
+    "token_env",
     "path",
     "timeout",
     "shadow",
@@ -48,8 +52,11 @@ KEYS = (
 """The keys a ``[policy]`` table takes."""
 
 
-def policy_from_table(table: dict[str, Any], folder: Path) -> PolicyBase:
-    """The policy a ``[policy]`` table names; paths relative to ``folder``.
+def policy_from_table(
+    table: dict[str, Any], folder: Path, environ: Mapping[str, str] = os.environ
+) -> PolicyBase:
+    """The policy a ``[policy]`` table names; paths relative to ``folder``, ``token_env``
+    read from ``environ``.
 
     Raises:
         PolicyError: an unknown key or engine, a missing one, a file that cannot be read or
@@ -66,14 +73,24 @@ def policy_from_table(table: dict[str, Any], folder: Path) -> PolicyBase:
             common[key] = table[key]
     if "shadow" in common and not isinstance(common["shadow"], bool):
         raise PolicyError("shadow is true or false")
-    for key in ("url", "path", "query", "on_error", "name"):
+    for key in ("url", "token_env", "path", "query", "on_error", "name"):
         if key in table and not (isinstance(table[key], str) and table[key]):
             raise PolicyError(f"{key} is non-empty text, got {table[key]!r}")
     if engine == "opa":
         if "url" not in table:
             raise PolicyError("an opa policy needs url")
-        options = {key: table[key] for key in ("path", "timeout") if key in table}
+        options: dict[str, Any] = {k: table[k] for k in ("path", "timeout") if k in table}
+        if "token_env" in table:
+            token = environ.get(table["token_env"])
+            if not token:
+                state = "is not set" if token is None else "is empty"
+                raise PolicyError(
+                    f"token_env: the environment variable {table['token_env']} {state}"
+                )
+            options["headers"] = {"Authorization": f"Bearer {token}"}
         return OPAPolicy(table["url"], **options, **common)
+    if "token_env" in table:
+        raise PolicyError("token_env is for opa policies: the bearer token sent to the server")
     if engine not in ("cedar", "rego"):
         raise PolicyError(f"engine is 'cedar', 'rego' or 'opa', got {engine!r}")
     if "file" not in table:

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self, Unpack
+from urllib.parse import urlsplit
 
 from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, read_result
 from roomkit.policy._offloop import checked_timeout
@@ -44,8 +45,8 @@ class OPAPolicy(PolicyBase):
         **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
-        PolicyError: ``url`` is not an http(s) URL, or ``timeout`` is not a positive,
-            finite number.
+        PolicyError: ``url`` is not an http(s) URL (or holds a user name or password, a query
+            or a fragment), or ``timeout`` is not a positive, finite number.
         ImportError: ``httpx`` is not installed (the ``opa`` extra).
     """
 
@@ -63,6 +64,7 @@ class OPAPolicy(PolicyBase):
         super().__init__(**options)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise PolicyError(f"OPAPolicy url is an http(s) URL, got {url!r}")
+        _check_url(url)
         self.timeout = checked_timeout(timeout, "OPAPolicy")
         self.endpoint = f"{url.rstrip('/')}/v1/data/{path.strip('/')}"
         self.headers = dict(headers or {})
@@ -156,3 +158,26 @@ class OPAPolicy(PolicyBase):
             if len(data) > MAX_ANSWER_BYTES:
                 raise RuntimeError(too_big)
         return bytes(data)
+
+
+def _check_url(url: str) -> None:
+    """Refuse a URL the rule's path cannot follow, or one holding credentials (the endpoint
+    is each decision's recorded ``version``): the message does not quote it.
+
+    Raises:
+        PolicyError: ``url`` holds a user name or password, a query or a fragment.
+    """
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        raise PolicyError(
+            "OPAPolicy url holds a user name or password, which every decision's history "
+            "would record: give the server's URL without them, and the credentials as "
+            "headers={'Authorization': ...}"
+        )
+    for mark, name in (("?", "query"), ("#", "fragment")):
+        if mark in url:
+            raise PolicyError(
+                f"OPAPolicy url holds a {name} ({mark}...), which the rule's path would follow "
+                "(each query would go elsewhere): give the server's URL alone, the rule's "
+                "path as path= and a token as headers={'Authorization': ...}"
+            )
