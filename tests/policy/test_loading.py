@@ -183,6 +183,18 @@ def test_a_rego_file_and_its_data_load(tmp_path: Path) -> None:
     assert policy.decide(call(amount=50)) == Deny("over")
 
 
+def test_a_policy_written_on_one_long_line_is_read_as_its_text() -> None:
+    """A line longer than any file name is no file's path: the policy it holds is parsed, not
+    refused with the system's "File name too long"."""
+    blocked = ", ".join(f'"{n:04}"' for n in range(60))
+    cedar = CedarPolicy(
+        f"forbid(principal, action, resource) when {{ [{blocked}].contains(context.room) }};"
+    )
+    assert isinstance(cedar.decide(PolicyCall("pay", {}, "d", "alice", "0042")), Deny)
+    with pytest.raises(PolicyError, match="<text 1>:1: the Rego module does not parse"):
+        RegoPolicy(f"package roomkit decision ::= [{blocked}]")
+
+
 def test_a_missing_policy_file_is_refused() -> None:
     with pytest.raises(PolicyError, match="cannot read the policy file"):
         CedarPolicy("no/such/file.cedar")

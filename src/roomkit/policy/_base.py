@@ -141,7 +141,7 @@ def load_text(source: str | Path, suffix: str) -> tuple[str, str]:
     if isinstance(source, Path) or (
         isinstance(source, str)
         and "\n" not in source
-        and (source.endswith(suffix) or Path(source).is_file())
+        and (source.endswith(suffix) or _is_file(source))
     ):
         path = Path(source)
         try:
@@ -151,6 +151,15 @@ def load_text(source: str | Path, suffix: str) -> tuple[str, str]:
     if not isinstance(source, str):
         raise PolicyError(f"a policy is its text or a file's path, got {type(source).__name__}")
     return source, "<text>"
+
+
+def _is_file(source: str) -> bool:
+    """Whether ``source`` names an existing file: a line too long to be a file's name (one
+    line of policy text, say) names none."""
+    try:
+        return Path(source).is_file()
+    except OSError:
+        return False
 
 
 def load_json(source: Any, what: str) -> Any:
