@@ -230,6 +230,14 @@ def test_an_opa_url_with_credentials_a_query_or_a_fragment_is_refused(url: str, 
     assert "headers=" in str(raised.value)
 
 
+@pytest.mark.parametrize("path", ["", "/", None, 5])
+def test_an_opa_path_that_names_no_rule_is_refused(path: object) -> None:
+    """An empty path would ask for the whole data document, which is no decision: every call
+    would abstain, silently."""
+    with pytest.raises(PolicyError, match="OPAPolicy path is the rule's path"):
+        OPAPolicy("http://127.0.0.1:8181", path)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), "2", True])
 def test_an_opa_timeout_that_is_not_a_positive_number_is_refused(timeout: object) -> None:
     """As RegoPolicy's: a NaN or infinite timeout would bound no query."""

@@ -46,7 +46,8 @@ class OPAPolicy(PolicyBase):
 
     Raises:
         PolicyError: ``url`` is not an http(s) URL (or holds a user name or password, a query
-            or a fragment), or ``timeout`` is not a positive, finite number.
+            or a fragment), ``path`` names no rule, or ``timeout`` is not a positive, finite
+            number.
         ImportError: ``httpx`` is not installed (the ``opa`` extra).
     """
 
@@ -65,6 +66,10 @@ class OPAPolicy(PolicyBase):
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise PolicyError(f"OPAPolicy url is an http(s) URL, got {url!r}")
         _check_url(url)
+        if not isinstance(path, str) or not path.strip("/"):
+            raise PolicyError(
+                f"OPAPolicy path is the rule's path under /v1/data (roomkit/decision), got {path!r}"
+            )
         self.timeout = checked_timeout(timeout, "OPAPolicy")
         self.endpoint = f"{url.rstrip('/')}/v1/data/{path.strip('/')}"
         self.headers = dict(headers or {})
