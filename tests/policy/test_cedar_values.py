@@ -100,6 +100,15 @@ def test_an_ask_policy_naming_terms_no_ask_meets_is_refused_when_built(
         CedarPolicy(text)
 
 
+def test_an_ask_policy_naming_one_approver_twice_counts_them_once() -> None:
+    """A quorum of 2 of "dave, dave" is one no ask meets (dave approves once): refused when
+    built, as a quorum above the approvers named is."""
+    text = '@id("ask:large") @approvers("dave, dave") @quorum("2")\n'
+    text += "forbid(principal, action, resource);"
+    with pytest.raises(PolicyError, match="a quorum of 2 of 1 approvers"):
+        CedarPolicy(text)
+
+
 def test_an_ask_policy_naming_terms_an_ask_meets_asks_on_them() -> None:
     policy = CedarPolicy("""
     @id("ask:large") @approvers("dave, erin") @quorum("2") @timeout("600")

@@ -287,8 +287,10 @@ def _ask_problem(note: dict[str, str]) -> str | None:
         Ask(approvers=approvers, quorum=quorum, timeout=timeout)
     except (TypeError, ValueError) as error:
         return f"asks on terms that cannot be met: {error}"
-    if quorum is not None and approvers is not None and quorum > len(approvers):
-        return f"asks a quorum of {quorum} of {len(approvers)} approvers: name more"
+    named = len(dict.fromkeys(approvers)) if approvers is not None else None
+    if quorum is not None and named is not None and quorum > named:
+        # One named twice approves once: "dave, dave" is one approver.
+        return f"asks a quorum of {quorum} of {named} approvers: name more"
     return None
 
 
