@@ -17,10 +17,11 @@ from roomkit import (
     RoomKit,
     TextContent,
 )
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.policy import Allow, Deny, PolicyCall, PolicyDecision
 from roomkit.providers.ai.base import AIResponse, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
-from roomkit.tools import PolicyExternalToolHandler
+from roomkit.tools import PolicyExternalToolHandler, ToolDecision
 
 
 class Fixed:
@@ -90,6 +91,37 @@ async def test_an_external_call_the_policy_denies_never_runs() -> None:
     assert types == ["created", "policy_decided", "decided", "settled"]
     (reason,) = refused
     assert "no shell" in reason
+
+
+class Rewriting(Provider):
+    """Lets every call through with the arguments it rewrote, holding a lone surrogate."""
+
+    async def process_tool_call(
+        self, tool_name: str, tool_input: dict[str, Any], **context: Any
+    ) -> ToolDecision:
+        return ToolDecision(approved=True, modified_input={"cmd": "l\ud800s"})
+
+
+@pytest.mark.parametrize("policy", [None, Fixed(Allow())], ids=["rule", "policy"])
+async def test_rewritten_arguments_no_store_takes_are_refused_alike_with_a_policy(
+    policy: Any,
+) -> None:
+    """The handler's rewritten arguments, which no request can hold, are refused with the
+    message saying where, whether a policy or the tool's rule alone looks at the call."""
+    human = HumanInputToolHandler({"Ask"}, policy=policy, approvals={"Bash": Approval()})
+    call = AIToolCall(id="tc-1", name="Bash", arguments={"cmd": "ls"})
+    provider = MockAIProvider(ai_responses=[AIResponse(tool_calls=[call])])
+    kit = RoomKit()
+    kit.register_channel(
+        AIChannel(
+            "agent", provider=provider, human_input_handler=human, external_tool_handler=Rewriting()
+        )
+    )
+    await kit.create_room("r1")
+    await kit.attach_channel("r1", "agent")
+    with pytest.raises(InvalidTextError, match=r"lone surrogate .* of 'cmd'"):
+        await kit.process_inbound(InboundMessage("web", "alice", TextContent("go")), room_id="r1")
+    await kit.close()
 
 
 def test_approval_refuses_what_is_not_a_policy() -> None:

@@ -30,6 +30,7 @@ from roomkit.policy.ruling import Ruling, rule_call, ruling_policy
 from roomkit.policy.unasked import POLICY, settling
 from roomkit.stores import detached
 from roomkit.tools.human_input import create_decided
+from roomkit.tools.human_input._checks import check_arguments_json
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.serve import ToolServer
@@ -59,7 +60,13 @@ async def police(
         return await verdict_on(site, server, name, arguments, rule, tool)
     assert human is not None
     # Digested once: the policy reads it, and the request binds the arguments to it.
-    digest = arguments_digest(name, arguments)
+    try:
+        digest = arguments_digest(name, arguments)
+    except UnicodeEncodeError:
+        # An external handler's rewritten arguments are unchecked: refused as a request
+        # would refuse them, saying where.
+        check_arguments_json(arguments)
+        raise
     call = PolicyCall(
         name, detached(arguments), digest, site.actor_id, site.room_id, site.channel_id
     )
