@@ -230,6 +230,18 @@ def test_an_opa_url_with_credentials_a_query_or_a_fragment_is_refused(url: str, 
     assert "headers=" in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [{"Authorization": None}, {"Authorization": "Bearer s3cret\u00e9"}, {1: "s3cret"}],
+)
+def test_opa_headers_no_query_can_send_are_refused_when_built(headers: object) -> None:
+    """A header HTTP cannot carry (a token read from an unset variable, ``None``) failed every
+    query: refused when the policy is built, the value unquoted (it is a secret)."""
+    with pytest.raises(PolicyError, match="OPAPolicy headers") as raised:
+        OPAPolicy("http://127.0.0.1:8181", headers=headers)  # type: ignore[arg-type]
+    assert "s3cret" not in str(raised.value)
+
+
 @pytest.mark.parametrize("path", ["", "/", None, 5])
 def test_an_opa_path_that_names_no_rule_is_refused(path: object) -> None:
     """An empty path would ask for the whole data document, which is no decision: every call

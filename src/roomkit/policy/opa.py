@@ -46,8 +46,8 @@ class OPAPolicy(PolicyBase):
 
     Raises:
         PolicyError: ``url`` is not an http(s) URL (or holds a user name or password, a query
-            or a fragment), ``path`` names no rule, or ``timeout`` is not a positive, finite
-            number.
+            or a fragment), ``path`` names no rule, a header is not ASCII text, or
+            ``timeout`` is not a positive, finite number.
         ImportError: ``httpx`` is not installed (the ``opa`` extra).
     """
 
@@ -73,6 +73,13 @@ class OPAPolicy(PolicyBase):
         self.timeout = checked_timeout(timeout, "OPAPolicy")
         self.endpoint = f"{url.rstrip('/')}/v1/data/{path.strip('/')}"
         self.headers = dict(headers or {})
+        for key, value in self.headers.items():
+            if not (isinstance(key, str) and isinstance(value, str) and (key + value).isascii()):
+                shown = repr(key)[:40] if isinstance(key, str) else f"named by {type(key).__name__}"
+                raise PolicyError(
+                    f"OPAPolicy headers name and give each as ASCII text, and the header {shown} "
+                    "does not (a token read from a variable that is not set is None)"
+                )
         self.version = self.endpoint
         self._client: Any = self.module.AsyncClient(timeout=self.timeout)
         """The HTTP client the queries share (``None`` once closed)."""

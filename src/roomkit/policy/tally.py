@@ -1,6 +1,6 @@
 """How often each policy allowed, denied, asked or abstained, per tool, in this process.
 
-The desk's ``/metrics`` shows these counts as ``roomkit_policy_decisions_total{policy, tool,
+The desk's ``/metrics`` shows these counts as ``roomkit_policy_decisions{policy, tool,
 decision, enforced}``, and its policy page lists them: a shadow policy's counts say how
 often it *would* have allowed, denied or asked before it is enforced.
 """
