@@ -194,22 +194,12 @@ class ICalOnCall:
         )
         # A rule that is no rule (RRULE:garbage, BYMONTH=13) would be taken as one shift at
         # its start: its series is left out, the warning naming it and its rule.
-        wrong: dict[str, str] = {}
-        for c in calendar.walk("VEVENT"):
-            why = malformed(c)
-            if why is not None:
-                wrong[str(c.get("UID", id(c)))] = why
-        self._leave_out_series(calendar, wrong)
+        self._leave_out_series(calendar, _reasons(calendar, malformed))
         # A rule repeating by the second or minute is no rotation, and working out one shift
         # of it, or of an hourly rule begun long ago, means stepping through every repeat
         # since it began: minutes or hours of a worker thread at every routing. Its series
         # (overrides included) is left out.
-        dear: dict[str, str] = {}
-        for c in calendar.walk("VEVENT"):
-            why = costly(c, until)
-            if why is not None:
-                dear[str(c.get("UID", id(c)))] = why
-        self._leave_out_series(calendar, dear)
+        self._leave_out_series(calendar, _reasons(calendar, lambda c: costly(c, until)))
         return calendar
 
     def _leave_out_series(self, calendar: Any, whys: dict[str, str]) -> None:
@@ -366,3 +356,14 @@ class ICalOnCall:
             return None
         current.sort(key=lambda found: found[0])
         return self.person(current[-1][1])
+
+
+def _reasons(calendar: Any, why_of: Callable[[Any], str | None]) -> dict[str, str]:
+    """The reason ``why_of`` gives for each event of ``calendar``, by the event's UID (the
+    events it gives none for left out)."""
+    whys: dict[str, str] = {}
+    for event in calendar.walk("VEVENT"):
+        why = why_of(event)
+        if why is not None:
+            whys[str(event.get("UID", id(event)))] = why
+    return whys

@@ -198,14 +198,12 @@ async def withdraw_run(
     handler: HumanInputHandler,
     origin: Origin,
     reason: str,
-    *,
-    known: tuple[str, ...] = (),
 ) -> None:
     """Withdraw every open request the run ``origin`` made, with ``reason``: those its
     create activities returned (read by id: the open requests of other workflows are not
-    read), and ``known`` (one an answer came to, whose create the run may have ended before
-    it heard of). A history Temporal does not give within :data:`CHECK_WITHIN` leaves the
-    run's other requests to their own answer checks.
+    read). A history Temporal does not give within :data:`CHECK_WITHIN` leaves the run's
+    requests to their own answer checks (which withdraw the request answered, whether or
+    not the run heard of its create).
 
     Raises:
         StoreError: the store cannot be reached for now; the rest stay open.
@@ -216,7 +214,7 @@ async def withdraw_run(
     except (RPCError, TimeoutError) as error:
         logger.warning("could not read which requests run %s made: %s", origin, error)
         made = []
-    for pending_id in dict.fromkeys([*known, *made]):
+    for pending_id in made:
         await _withdraw_open(handler, pending_id, reason)
 
 
@@ -309,7 +307,7 @@ async def check_run(
     if ended is None:
         return None
     reason = unanswered(ended)
-    await withdraw_run(client, handler, origin, reason, known=(request.pending_id,))
+    await withdraw_run(client, handler, origin, reason)
     return reason
 
 
