@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
-from playwright.sync_api import Browser, Playwright, Response, sync_playwright
+from playwright.sync_api import Browser, Playwright, Response, expect, sync_playwright
 from tests.push.push_service import PushService
 from tests.servers.threaded_app import ThreadedApp
 
@@ -233,5 +233,65 @@ def test_a_browser_subscribed_for_another_person_subscribes_anew_for_this_one(
             page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice')}")
         assert [s.endpoint for s in kept.of("alice")] == [fresh["endpoint"]]
         assert [s.endpoint for s in kept.of("bob")] == [phone["endpoint"]]
+    finally:
+        context.close()
+
+
+def test_a_subscription_the_desk_refuses_is_said_on_the_page(
+    served: Served, browser: Browser, tmp_path: Path
+) -> None:
+    """Notifications allowed already, the desk refuses the browser's subscription (its push
+    service is not one the desk pushes to): the page says why, as text, and offers to try
+    again."""
+    elsewhere = served.service.browser("phone").subscription()
+    elsewhere["endpoint"] = "https://push.example.net<b>/send/phone"
+    context = browser.new_context()
+    context.grant_permissions(["notifications"], origin=served.url)
+    context.add_init_script(FAKE_SUBSCRIBE % json.dumps(elsewhere))
+    page = context.new_page()
+    try:
+        with page.expect_response(lambda r: r.url.endswith("/api/push/subscriptions")) as sent:
+            page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice')}")
+        assert sent.value.status == 400
+        reason = sent.value.json()["detail"]
+        assert "'push.example.net<b>' is not a known push service" in reason
+        said = page.locator("#push-error")
+        expect(said).to_have_text(f"Notifications to this device could not be turned on: {reason}")
+        expect(said.locator("*")).to_have_count(0)
+        expect(said).to_have_attribute("role", "alert")
+        expect(page.get_by_role("button", name="Notify me on this device")).to_be_visible()
+        assert PushSubscriptions(tmp_path).of("alice") == []
+    finally:
+        context.close()
+
+
+def test_a_subscription_lost_on_the_way_is_said_and_tried_again(
+    served: Served, browser: Browser, tmp_path: Path
+) -> None:
+    """The subscription never reaches the desk (the request fails in the browser): the page
+    says the desk cannot be reached, and its button gives the subscription again."""
+    phone = served.service.browser("phone")
+    context = browser.new_context()
+    context.grant_permissions(["notifications"], origin=served.url)
+    context.add_init_script(FAKE_SUBSCRIBE % json.dumps(phone.subscription()))
+    page = context.new_page()
+    subscriptions = "**/api/push/subscriptions"
+    page.route(subscriptions, lambda route: route.abort("internetdisconnected"))
+    try:
+        page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice')}")
+        said = page.locator("#push-error")
+        expect(said).to_have_text(
+            "Notifications to this device could not be turned on: The desk cannot be reached."
+        )
+        page.unroute(subscriptions)
+        button = page.get_by_role("button", name="Notify me on this device")
+        with page.expect_response(lambda r: r.url.endswith("/api/push/subscriptions")) as sent:
+            button.click()
+        assert sent.value.status == 200
+        expect(said).to_be_hidden()
+        expect(button).to_be_hidden()
+        assert [kept.endpoint for kept in PushSubscriptions(tmp_path).of("alice")] == [
+            phone.endpoint
+        ]
     finally:
         context.close()

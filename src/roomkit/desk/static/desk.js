@@ -628,6 +628,16 @@ function showChoice(body, candidates) {
   show(box, true);
 }
 
+// What the desk answered when it did not keep this device's push subscription (null: the
+// subscription is being given again, or was kept).
+function pushRefused(result) {
+  var error = $('push-error');
+  error.textContent = result
+    ? shownText('Notifications to this device could not be turned on: ' + describe(result))
+    : '';
+  show(error, Boolean(result));
+}
+
 // -- start ----------------------------------------------------------------------------------
 
 function signIn(event) {
@@ -751,7 +761,7 @@ function start() {
     loadHistory();
     loadPolicyCounts();
     if (state.linkRequest) showLinkOutcome();
-    else offerPush($('push-me'), api);
+    else offerPush($('push-me'), api, pushRefused);
   });
 }
 

@@ -9,7 +9,9 @@
  * desk (POST api/push/subscriptions) for the signed-in person. A device subscribed already
  * is given again on each visit, so the desk keeps it current; one the desk keeps for another
  * person (409: they signed in on this browser before) is unsubscribed, and this person
- * subscribes anew with an endpoint of their own.
+ * subscribes anew with an endpoint of their own. When the desk refuses the subscription, or
+ * cannot be reached, `tell(answer)` says so on the page (`tell(null)` takes it back) and the
+ * button stays to try again.
  */
 
 import { show } from './dom.js';
@@ -55,21 +57,20 @@ function subscribe(api, key) {
   });
 }
 
-export function offerPush(button, api) {
+export function offerPush(button, api, tell) {
   if (!supported()) return Promise.resolve(false);
   return api('GET', 'api/push/key').then(function (result) {
     if (result.status !== 200 || !result.data || typeof result.data.public_key !== 'string') return false;
     var key = result.data.public_key;
-    if (window.Notification.permission === 'granted') {
-      // Subscribed on an earlier visit (or allowed already): keep the desk's record current.
-      return subscribe(api, key).then(function (answer) {
-        return answer.status === 200;
-      }, function () {
-        return false;
-      });
+    // The desk's answer to the subscription: refused (or never reached), the person is told
+    // why and may try again; a refused token has signed the page out already.
+    function given(answer) {
+      var kept = answer.status === 200;
+      var said = !kept && answer.status !== 401;
+      tell(said ? answer : null);
+      show(button, said);
+      return kept;
     }
-    if (window.Notification.permission === 'denied') return false;
-    show(button, true);
     button.addEventListener('click', function () {
       window.Notification.requestPermission().then(function (permission) {
         if (permission !== 'granted') {
@@ -77,11 +78,20 @@ export function offerPush(button, api) {
           return;
         }
         show(button, false);
-        subscribe(api, key).catch(function () {
+        tell(null);
+        subscribe(api, key).then(given, function () {
           show(button, true);
         });
       });
     });
+    if (window.Notification.permission === 'granted') {
+      // Subscribed on an earlier visit (or allowed already): keep the desk's record current.
+      return subscribe(api, key).then(given, function () {
+        return false;
+      });
+    }
+    if (window.Notification.permission === 'denied') return false;
+    show(button, true);
     return true;
   });
 }
