@@ -117,7 +117,8 @@ async def start(
 
     Raises:
         TypeError, ValueError: as :func:`run`, before the graph runs; ValueError too when
-            the thread was started under another ``actor`` or ``room`` (as :func:`resume`).
+            the thread was started under another ``actor`` or ``room`` (by another start at
+            the same moment too; as :func:`resume`).
         RunUnderWayError: another start of the thread is running the graph (nothing was
             run).
     """
@@ -125,8 +126,7 @@ async def start(
     thread = _thread(config, "langgraph.start()")  # before the graph runs: its requests name it
     warn_unmatched(asker.rules, tool_names(graph), where="langgraph.start()")
     state = await _kept_state(graph, config, "langgraph.start()")
-    await check_scope(asker, thread, "langgraph.start()")
-    await keep_scope(asker, thread)
+    await keep_scope(asker, thread, "langgraph.start()")
     if not state.interrupts:
         seen = state.config.get("configurable", {}).get("checkpoint_id")
         ran = await alone(asker.resumes, thread, lambda: _first_run(graph, input, config, seen))

@@ -3,11 +3,13 @@
 
 A request's key holds the thread and the interrupt, within the scope of the actor and room
 it was opened for: a resume given another actor or room would find none of the thread's
-requests and open new ones, asking people again about what was decided. So a start keeps,
-for good in the handler's ledger, a mark of the thread under its actor and room, then a mark
-that the thread's scope is kept; a start or resume under another scope finds the second
-without the first and is refused before anything is opened. A thread started before these
-marks were kept has neither, and goes on as it is asked.
+requests and open new ones, asking people again about what was decided. So the first start
+of a thread takes, in the handler's ledger, the mark that the thread's scope is kept (a
+spend-once: of starts under different scopes at the same moment, one takes it), then keeps
+for good a mark of the thread under its actor and room, and the first mark for good; a start
+or resume under another scope finds the first mark without the second and is refused before
+anything is opened. A thread started before these marks were kept has neither, and goes on
+as it is asked.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker
+from roomkit.adapters._resumes import LEASE
 from roomkit.models.shown import shown
 
 __all__ = ["check_scope", "keep_scope"]
@@ -37,16 +40,39 @@ async def check_scope(asker: Asker, thread: str, where: str) -> None:
     kept, mine = _names(thread, asker)
     if await asker.resumes.held(mine) or not await asker.resumes.held(kept):
         return
-    raise ValueError(
+    raise _another(asker, thread, where)
+
+
+async def keep_scope(asker: Asker, thread: str, where: str) -> None:
+    """Keep ``thread``'s scope as ``asker``'s actor and room, unless it is kept as theirs
+    already.
+
+    Raises:
+        ValueError: it is kept under another actor or room (another start took it, at the
+            same moment too; nothing was opened).
+    """
+    kept, mine = _names(thread, asker)
+    resumes = asker.resumes
+    if await resumes.held(mine):
+        return
+    # Taken for a lease, kept for good once the scope's own mark is: a start that dies in
+    # between leaves the thread to the next start once the lease lapses.
+    if await resumes.claim(kept, lease=LEASE):
+        try:
+            await resumes.keep_claim(mine)
+        except BaseException:
+            await resumes.unclaim(kept)
+            raise
+        await resumes.keep_claim(kept)
+        return
+    if not await resumes.held(mine):
+        raise _another(asker, thread, where)
+
+
+def _another(asker: Asker, thread: str, where: str) -> ValueError:
+    return ValueError(
         f"{where}: thread {shown(thread)} was started under another actor or room than actor "
         f"{asker.actor!r} and room {asker.room!r}: pass the actor and room given to start() "
         "(they scope the thread's requests; under others, people would be asked again about "
         "what they decided); nothing was opened"
     )
-
-
-async def keep_scope(asker: Asker, thread: str) -> None:
-    """Keep ``thread``'s scope as ``asker``'s actor and room (at its start)."""
-    kept, mine = _names(thread, asker)
-    await asker.resumes.keep_claim(mine)
-    await asker.resumes.keep_claim(kept)
