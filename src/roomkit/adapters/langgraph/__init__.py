@@ -32,7 +32,7 @@ from roomkit.adapters._resumes import LEASE
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.langgraph._mapping import pauses_of, resume_value, tool_names, tool_schemas
 from roomkit.adapters.langgraph._moving import alone, continued, cut, moving
-from roomkit.adapters.langgraph._scope import check_scope, keep_scope
+from roomkit.adapters.langgraph._scope import check_scope, keep_scope, kept_here
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import InvalidAnswerError, RunUnderWayError
 from roomkit.models.shown import shown
@@ -115,10 +115,14 @@ async def start(
     :class:`~roomkit.core.exceptions.RunUnderWayError` while the first runs, and
     re-attaches to its requests once it stopped.
 
+    The thread's ``actor`` and ``room`` are kept in the handler's store, and the checkpoints
+    that it and :func:`resume` write carry ``roomkit_scope_kept: True`` in their metadata:
+    a resume under others, or on a handler over another store, is refused.
+
     Raises:
         TypeError, ValueError: as :func:`run`, before the graph runs; ValueError too when
             the thread was started under another ``actor`` or ``room`` (by another start at
-            the same moment too; as :func:`resume`).
+            the same moment too), or on a handler over another store (as :func:`resume`).
         RunUnderWayError: another start of the thread is running the graph (nothing was
             run).
     """
@@ -126,7 +130,8 @@ async def start(
     thread = _thread(config, "langgraph.start()")  # before the graph runs: its requests name it
     warn_unmatched(asker.rules, tool_names(graph), where="langgraph.start()")
     state = await _kept_state(graph, config, "langgraph.start()")
-    await keep_scope(asker, thread, "langgraph.start()")
+    await keep_scope(asker, thread, state, "langgraph.start()")
+    config = kept_here(config)
     if not state.interrupts:
         seen = state.config.get("configurable", {}).get("checkpoint_id")
         ran = await alone(asker.resumes, thread, lambda: _first_run(graph, input, config, seen))
@@ -160,12 +165,13 @@ async def resume(
     While a request is open this changes nothing and returns the ids still pending. When
     all are settled, one resumer continues the thread (a second, at the same time or later,
     finds nothing to do and returns ``[]``), up to its next interrupts. Pass the same
-    options as :func:`start`.
+    options as :func:`start`, and a handler on the same store.
 
     Raises:
         ValueError: the graph's checkpointer holds no such thread (none was started), or
-            :func:`start` started it under another ``actor`` or ``room`` (nothing is
-            opened); as :func:`run`, the config or the graph cannot pause a thread.
+            :func:`start` started it under another ``actor`` or ``room``, or on a handler
+            over another store (nothing is opened); as :func:`run`, the config or the graph
+            cannot pause a thread.
         TypeError: as :func:`run`.
         InvalidAnswerError: the graph's ``response_schema`` (a Python type) refused an
             answer its JSON Schema let through (the thread stays paused at it).
@@ -179,7 +185,8 @@ async def resume(
             f"the graph's checkpointer holds no thread {shown(thread)}: start it with "
             "start(), and resume it with the same thread_id on the same checkpointer"
         )
-    await check_scope(asker, thread, "langgraph.resume()")
+    if await check_scope(asker, thread, state, "langgraph.resume()"):
+        config = kept_here(config)
     return await _settle_or_open(graph, config, asker)
 
 
