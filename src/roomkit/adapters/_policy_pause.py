@@ -16,7 +16,7 @@ from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling
 from roomkit.policy.unasked import POLICY
 from roomkit.policy.unasked import unasked as on_record
-from roomkit.tools.human_input._checks import check_arguments_json
+from roomkit.tools.human_input.checks import check_arguments_json
 
 if TYPE_CHECKING:
     from roomkit.adapters._pauses import Asker, Pause

@@ -30,7 +30,7 @@ from roomkit.policy.ruling import Ruling, rule_call, ruling_policy
 from roomkit.policy.unasked import POLICY, settling
 from roomkit.stores import detached
 from roomkit.tools.human_input import create_decided
-from roomkit.tools.human_input._checks import check_arguments_json
+from roomkit.tools.human_input.checks import check_arguments_json
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.serve import ToolServer

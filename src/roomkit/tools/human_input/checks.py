@@ -4,7 +4,9 @@ given (the activity would be retried), checks in the workflow what ``create`` wo
 
 :func:`check_request_text` refuses text a store cannot hold (a lone surrogate), ids that are
 no text, NaN and infinities, arguments that are not JSON (bytes, a set, a key that is not a
-``str``) and arguments that hold themselves; :func:`check_ladder_text` a ladder's default
+``str``) and arguments that hold themselves; :func:`check_arguments_json` the same of the
+arguments alone, for code that reads a call's arguments before any request is made (a
+policy step, which digests them for the policy); :func:`check_ladder_text` a ladder's default
 answer or escalation a store cannot hold; :func:`check_arguments_size` arguments longer
 than a request keeps (:data:`MAX_ARGUMENTS_CHARS` as JSON, on every store), nested deeper
 than :data:`MAX_ARGUMENTS_DEPTH` levels, or holding an integer longer than
@@ -24,6 +26,7 @@ from roomkit.tools.human_input._argument_size import check_arguments_size
 from roomkit.tools.human_input._checks import (
     MAX_ARGUMENTS_DEPTH,
     MAX_NUMBER_CHARS,
+    check_arguments_json,
     check_ladder_text,
     check_request_text,
     check_surface,
@@ -39,6 +42,7 @@ __all__ = [
     "MAX_NUMBER_CHARS",
     "answer_schema_of",
     "check_approvers",
+    "check_arguments_json",
     "check_arguments_size",
     "check_ladder_text",
     "check_request_text",
