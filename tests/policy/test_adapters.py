@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Iterator
 from typing import Any, TypedDict
 
@@ -24,7 +25,8 @@ from tests.adapters.conftest import Desk
 from roomkit.adapters import langgraph as lg
 from roomkit.adapters import openai_agents as oa
 from roomkit.adapters import pydantic_ai as pa
-from roomkit.core.exceptions import InvalidTextError
+from roomkit.adapters._pauses import Asker, Pause
+from roomkit.core.exceptions import ArgumentsTooLargeError, InvalidTextError
 from roomkit.policy import Allow, Ask, Deny, PolicyCall, PolicyDecision
 from roomkit.tools.approvals import Approval, approve
 from roomkit.tools.human_input import HumanInputHandler
@@ -266,3 +268,31 @@ async def test_a_pause_whose_arguments_no_store_takes_is_refused_alike_with_a_po
         messages.append(str(raised.value))
     assert messages[0] == messages[1]
     assert "'to'" in messages[1]
+
+
+def nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ({"to": nested(5_000)}, "more than 24 levels deep"),
+        ({"to": "b" * 100_000, "n": math.nan}, "over the 56,000 a request keeps"),
+    ],
+    ids=["deeper-than-the-stack", "too-large-and-nan"],
+)
+async def test_a_pause_whose_arguments_are_too_large_is_refused_as_such_with_a_policy(
+    handler: HumanInputHandler, args: dict[str, Any], said: str
+) -> None:
+    """Arguments larger than a request holds are refused as too large with a policy as
+    without one, however else they are wrong, and before the policy's copy of them (which
+    overflowed Python's stack on arguments nested deeper)."""
+    pause = Pause(key="k", kind="approval", tool_name="send", arguments=args)
+    for approvals in ({"send": Approval(approvers="dan")}, rules(Allow())):
+        asker = Asker(handler, approvals=approvals, timeout=60, actor="amy", room="r", channel="c")
+        with pytest.raises(ArgumentsTooLargeError, match=said):
+            await asker.open(pause)

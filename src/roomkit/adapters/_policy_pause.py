@@ -7,7 +7,6 @@ policy (the framework approves it, or rejects it with the policy's reason).
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any, Unpack
 
 from roomkit.adapters._keys import call_id_of
@@ -16,7 +15,8 @@ from roomkit.policy.decisions import PolicyCall
 from roomkit.policy.ruling import Ruling
 from roomkit.policy.unasked import POLICY
 from roomkit.policy.unasked import unasked as on_record
-from roomkit.tools.human_input.checks import check_arguments_json
+from roomkit.stores import detached
+from roomkit.tools.human_input.checks import check_arguments
 
 if TYPE_CHECKING:
     from roomkit.adapters._pauses import Asker, Pause
@@ -31,16 +31,19 @@ def policy_call(asker: Asker, pause: Pause) -> PolicyCall:
     """``pause``'s tool call as a policy reads it.
 
     Raises:
-        ValueError, TypeError, InvalidTextError: the arguments are JSON no request can hold
-            (as :meth:`~roomkit.tools.human_input.HumanInputHandler.create_approval` refuses
+        ArgumentsTooLargeError, ValueError, TypeError, InvalidTextError: the arguments are
+            what no request can hold (as
+            :meth:`~roomkit.tools.human_input.HumanInputHandler.create_approval` refuses
             them, with or without a policy: the message says where).
     """
     name, arguments = pause.tool_name, pause.arguments
-    # Checked before the digest, which cannot encode a lone surrogate (nor write a set).
-    check_arguments_json(arguments)
+    # Checked as the request checks them (one walk, commonly), before the digest, which
+    # cannot encode a lone surrogate (nor write a set), and the copy: both nest as deep as
+    # the arguments, which may be deeper than Python's stack.
+    check_arguments(arguments)
     return PolicyCall(
         name,
-        copy.deepcopy(arguments),
+        detached(arguments),
         arguments_digest(name, arguments),
         asker.actor,
         asker.room,

@@ -13,17 +13,13 @@ import os
 import time
 from typing import Any
 
-from roomkit._storable import storable_as_is
 from roomkit.models.enums import ChannelType
 from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus, set_created
 from roomkit.tools.human_input._announce import Announcer
 from roomkit.tools.human_input._argument_size import PLAIN_ROOM, check_arguments_size
-from roomkit.tools.human_input._checks import (
-    check_arguments_json,
-    check_id_lengths,
-    check_request_fields,
-)
+from roomkit.tools.human_input._arguments import check_arguments
+from roomkit.tools.human_input._checks import check_id_lengths, check_request_fields
 
 __all__ = ["RequestMaker"]
 
@@ -108,11 +104,7 @@ class RequestMaker:
                     check_arguments_size(arguments)
         if not plain:
             check_request_fields(tool_name, room_id, tool_call_id, channel_id, actor_id)
-            if not storable_as_is(arguments):  # one walk, where the checks take five
-                # The size first: its walk stops once sure the arguments are too large,
-                # where the other checks of them read every value.
-                check_arguments_size(arguments)
-                check_arguments_json(arguments)
+            check_arguments(arguments)
         # PendingInput(...) without the call into the dataclass's __init__, which costs
         # more than setting the fields; every field not given here is at its default.
         ids = self._ids
