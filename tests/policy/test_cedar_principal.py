@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.policy import Abstain, Allow, CedarPolicy, Deny, PolicyCall
 
 POLICIES = """
@@ -62,3 +63,14 @@ def test_principal_is_user_never_applies_to_a_call_for_nobody() -> None:
     assert isinstance(policy.decide(PolicyCall("pay", {}, "digest", "anonymous")), Allow)
     assert policy.decide(PolicyCall("pay", {}, "digest", None)) == NONE_APPLIED
     assert policy.decide(PolicyCall("pay", {}, "digest", "")) == NONE_APPLIED
+
+
+@pytest.mark.parametrize("how", ["remembered", "context", "per-call"])
+@pytest.mark.parametrize("field", ["actor", "tool"])
+def test_an_actor_or_tool_no_entity_id_can_be_is_refused_naming_it(how: str, field: str) -> None:
+    """An actor or a tool holding a lone surrogate, which UTF-8 cannot encode, is refused with
+    the error that says which, however the call reaches Cedar."""
+    names = {"actor": "alice", "tool": "pay", field: "b\ud800"}
+    call = PolicyCall(names["tool"], {}, "digest", names["actor"], "r1", "agent")
+    with pytest.raises(InvalidTextError, match=rf"^a Cedar call's {field} .* lone surrogate"):
+        _policies(how).decide(call)
