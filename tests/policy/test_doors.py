@@ -132,3 +132,16 @@ def test_approval_refuses_what_is_not_a_policy() -> None:
 def test_the_tool_handler_refuses_what_is_not_a_policy() -> None:
     with pytest.raises(TypeError, match=r"policy= takes a Policy"):
         HumanInputToolHandler({"Ask"}, policy="cedar")  # type: ignore[arg-type]
+
+
+class ShadowText(Fixed):
+    """A policy whose ``shadow`` is text, which ``bool()`` would read as true."""
+
+    shadow = "false"
+
+
+def test_a_policy_whose_shadow_is_no_bool_is_refused_where_it_is_given() -> None:
+    with pytest.raises(TypeError, match=r"^Approval policy= .* shadow='false'"):
+        Approval(policy=ShadowText(Allow()))
+    with pytest.raises(TypeError, match=r"^policy= .* shadow is True or False"):
+        HumanInputToolHandler({"Ask"}, policy=ShadowText(Allow()))

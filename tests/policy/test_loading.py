@@ -205,6 +205,13 @@ def test_a_wrong_on_error_is_refused() -> None:
         CedarPolicy(CEDAR, on_error="allow")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("shadow", ["false", 0, None])
+def test_a_shadow_that_is_no_bool_is_refused(shadow: object) -> None:
+    """Text is no flag: ``bool("false")`` would put the policy in shadow."""
+    with pytest.raises(PolicyError, match=rf"^shadow is True or False, got {shadow!r}$"):
+        CedarPolicy(CEDAR, shadow=shadow)  # type: ignore[arg-type]
+
+
 def test_a_bad_opa_url_is_refused() -> None:
     with pytest.raises(PolicyError, match="http"):
         OPAPolicy("localhost:8181")

@@ -58,6 +58,10 @@ def test_a_policy_that_does_not_parse_is_refused_at_load_with_file_and_line(
         ('engine = "cedar"\n', "a cedar policy needs file"),
         ('engine = "opa"\n', "an opa policy needs url"),
         ('engine = "opa"\nurl = "http://127.0.0.1:1"\ncolour = 1\n', "unknown key 'colour'"),
+        (
+            'engine = "cedar"\nfile = "p.cedar"\nshadow = "false"\n',
+            "shadow is true or false, a TOML boolean written without quotes, got 'false'",
+        ),
         ('engine = "opa"\nurl = "http://u:pw@127.0.0.1:1"\n', "user name or password"),
         ('engine = "opa"\nurl = "http://127.0.0.1:1"\ntoken_env = "NONE"\n', "NONE is not set"),
         ('engine = "cedar"\nfile = "p.cedar"\ntoken_env = "OPA"\n', "token_env is for opa"),

@@ -84,7 +84,8 @@ class PolicyBase:
     """The options every back end takes (:class:`PolicyOptions`), and the package it runs on.
 
     Raises:
-        PolicyError: ``on_error`` is neither ``"ask"`` nor ``"deny"``, or ``name`` is empty.
+        PolicyError: ``on_error`` is neither ``"ask"`` nor ``"deny"``, ``shadow`` is neither
+            ``True`` nor ``False``, or ``name`` is empty.
         TypeError: an option that is none of these (a misspelt one is not ignored).
         ImportError: the back end's package is not installed (the message names the extra).
     """
@@ -107,8 +108,12 @@ class PolicyBase:
             raise PolicyError(f"on_error is 'ask' or 'deny', got {on_error!r}")
         if not isinstance(name, str) or not name:
             raise PolicyError(f"a policy's name is a non-empty string, got {name!r}")
+        shadow = options.get("shadow", False)
+        if not isinstance(shadow, bool):
+            # bool() would read any text as true, "false" too: the policy in shadow.
+            raise PolicyError(f"shadow is True or False, got {shadow!r}")
         self.name = name
-        self.shadow = bool(options.get("shadow", False))
+        self.shadow = shadow
         self.on_error: OnError = on_error
         self.version: str | None = None
         """A digest of the policy's text (``None`` when the text is elsewhere)."""

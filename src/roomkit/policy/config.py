@@ -72,7 +72,10 @@ def policy_from_table(
         if key in table:
             common[key] = table[key]
     if "shadow" in common and not isinstance(common["shadow"], bool):
-        raise PolicyError("shadow is true or false")
+        raise PolicyError(
+            f"shadow is true or false, a TOML boolean written without quotes, got "
+            f"{common['shadow']!r}"
+        )
     for key in ("url", "token_env", "path", "query", "on_error", "name"):
         if key in table and not (isinstance(table[key], str) and table[key]):
             raise PolicyError(f"{key} is non-empty text, got {table[key]!r}")

@@ -34,6 +34,7 @@ from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.clock import check_deadline
 from roomkit.models.decisions import Approve, Decision, DecisionKind, Edit, Reject, Respond
 from roomkit.tools._actor_ids import actor_ids
+from roomkit.tools._policies import check_policy
 
 if TYPE_CHECKING:
     from roomkit.policy.decisions import Policy
@@ -235,8 +236,8 @@ class Approval:
             raise TypeError(f"Approval when= must be a function (name, arguments), got {when!r}")
         if not isinstance(veto, bool):
             raise TypeError(f"Approval veto= is True or False, got {veto!r}")
-        if policy is not None and not callable(getattr(policy, "decide", None)):
-            raise TypeError(f"Approval policy= takes a Policy (with decide(call)), got {policy!r}")
+        if policy is not None:
+            check_policy(policy, "Approval policy=")
         object.__setattr__(self, "policy", policy)
         quorum = approvers if isinstance(approvers, Quorum) else None
         object.__setattr__(self, "quorum", quorum)

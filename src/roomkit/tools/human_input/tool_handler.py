@@ -18,6 +18,7 @@ from roomkit.models.clock import check_deadline
 from roomkit.models.enums import ChannelType
 from roomkit.providers.ai.base import AITool
 from roomkit.tools import texts
+from roomkit.tools._policies import check_policy
 from roomkit.tools.approvals import Approval
 from roomkit.tools.context import current_tool_actor_id, current_tool_call, current_tool_room_id
 from roomkit.tools.human_input._checks import check_ladder_text
@@ -125,8 +126,8 @@ class HumanInputToolHandler:
                 raise TypeError(f"ladder must be a Ladder, got {type(ladder).__name__}")
             ladder.check(timeout)
             check_ladder_text(ladder)
-        if policy is not None and not callable(getattr(policy, "decide", None)):
-            raise TypeError(f"policy= takes a Policy (with decide(call)), got {policy!r}")
+        if policy is not None:
+            check_policy(policy, "policy=")
         self.policy = policy
         """The policy deciding the host's tool calls, or ``None``."""
         self.ladder = ladder
