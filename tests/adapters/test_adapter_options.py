@@ -21,7 +21,7 @@ from roomkit.adapters import openai_agents as oa
 from roomkit.adapters import pydantic_ai as pa
 from roomkit.adapters.options import AskOptions
 from roomkit.core.exceptions import InvalidTextError
-from roomkit.tools.approvals import approve
+from roomkit.tools.approvals import Approval, approve
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default, escalate
 
@@ -153,3 +153,38 @@ async def test_approvals_of_no_collection_of_names_are_refused_naming_the_option
     with pytest.raises(TypeError, match=says):
         pa.deferred_handler(handler, approvals=approvals)
     assert (await graph.aget_state(config)).values == {}, "the graph ran"
+
+
+HUGE = 1_000_000
+
+QUOTED_SHORT: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"timeout": "1" * HUGE}, ValueError, r"at most 3153600000 \(a century\), got '111"),
+    ({"t" * HUGE: 5}, TypeError, r"deferred_handler\(\) got unexpected keyword arguments \['ttt"),
+    ({"wait": "w" * HUGE}, TypeError, r"deferred_handler\(\): wait is True or False, got 'www"),
+    (
+        {"ladder": Ladder(escalate(60, to="b")), "approvals": {"x" * HUGE: Approval(timeout=30)}},
+        ValueError,
+        r"^approvals\['xxx.*\.\.\.\]: Ladder: the escalate step at 60s is at or past",
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "says"), QUOTED_SHORT)
+def test_a_huge_option_is_quoted_cut_short(
+    options: dict[str, Any], error: type[Exception], says: str
+) -> None:
+    """A million-character value makes a message of a line, not of a million characters."""
+    with pytest.raises(error, match=says) as refused:
+        pa.deferred_handler(HumanInputHandler(), **options)
+    assert "..." in str(refused.value)
+    assert len(str(refused.value)) < 400, len(str(refused.value))
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["as the config", "as configurable"])
+async def test_a_config_of_an_integer_too_long_to_write_is_refused_as_no_dict(
+    tmp_path: Path, nested: bool
+) -> None:
+    """Quoting it raised Python's ``ValueError`` on integers past its digit limit instead."""
+    config: Any = {"configurable": 10**5000} if nested else 10**5000
+    with pytest.raises(TypeError, match=r"config must be a dict naming the thread.*an integer"):
+        await lg.start(held_graph(tmp_path), {}, config, handler=HumanInputHandler())

@@ -14,6 +14,7 @@ from roomkit.adapters._pauses import Asker
 from roomkit.adapters.options import DEFAULT_TIMEOUT, AskOptions
 from roomkit.core.exceptions import StoreError
 from roomkit.models.pending_input import PendingInput
+from roomkit.models.shown import shown
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["all_at_once", "asking", "one_stop"]
@@ -48,7 +49,7 @@ def asking(
     rest = {name: value for name, value in options.items() if name not in _ASK_OPTIONS}
     if rest and not passes_on:
         raise TypeError(
-            f"{where} got unexpected keyword arguments {sorted(rest)}: "
+            f"{where} got unexpected keyword arguments {shown(sorted(rest))}: "
             f"it takes {', '.join(sorted(_ASK_OPTIONS))}"
         )
     checked_scope(options.get("actor"), options.get("room", ""), where=where)

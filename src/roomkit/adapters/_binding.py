@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from roomkit.core.exceptions import KeyConflictError
 from roomkit.models.pending_input import PendingInput, arguments_digest
+from roomkit.models.shown import shown
 from roomkit.tools.human_input import HumanInputHandler, made_for
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ async def check_bound(handler: HumanInputHandler, request: PendingInput, pause: 
         return
     raise KeyConflictError(
         f"request {request.pending_id} was made for the {request.kind} of "
-        f"{request.tool_name!r} on other arguments than the {pause.kind} of "
-        f"{pause.tool_name!r} it is named for: its decision stands for its own call only; "
+        f"{shown(request.tool_name)} on other arguments than the {pause.kind} of "
+        f"{shown(pause.tool_name)} it is named for: its decision stands for its own call only; "
         "end the run again to ask about this one",
         request,
     )

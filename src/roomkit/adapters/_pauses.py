@@ -47,6 +47,7 @@ from roomkit.adapters._watch import watched
 from roomkit.core.exceptions import UnknownRequestError
 from roomkit.models.clock import LONGEST_TIMEOUT, utcnow
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.shown import shown
 from roomkit.policy.ruling import asks_person, policy_name, rule_call
 from roomkit.tools.approvals import Approval
 from roomkit.tools.human_input import HumanInputHandler, created_with
@@ -121,7 +122,7 @@ class Asker:
         ):
             raise ValueError(
                 "timeout must be a number of seconds above 0 and at most "
-                f"{LONGEST_TIMEOUT:.0f} (a century), got {timeout!r}"
+                f"{LONGEST_TIMEOUT:.0f} (a century), got {shown(timeout)}"
             )
         self.handler = handler
         self.rules = held_tools(approvals, set())
@@ -193,9 +194,9 @@ class Asker:
                 problem = validate_answer_text(pause.answer_schema, default.text)
                 if problem is not None:
                     raise ValueError(
-                        f"the ladder's default {default.text!r} does not fit the answer schema "
-                        f"of {pause.tool_name!r} ({problem}): give default() an answer the "
-                        "question takes"
+                        f"the ladder's default {shown(default.text)} does not fit the answer "
+                        f"schema of {shown(pause.tool_name)} ({problem}): give default() an "
+                        "answer the question takes"
                     )
             return await handler.create(
                 pause.tool_name,
@@ -291,7 +292,7 @@ class Asker:
         request = await self.handler.get_request(pending_id)
         if request is None:
             raise UnknownRequestError(
-                f"request {pending_id} of {pause.tool_name!r} is gone from the store: "
+                f"request {pending_id} of {shown(pause.tool_name)} is gone from the store: "
                 "ask again in a new run"
             )
         await check_bound(self.handler, request, pause)
@@ -383,5 +384,5 @@ def _checked_ladder(
             try:
                 ladder.check(rule.timeout)
             except ValueError as error:
-                raise ValueError(f"approvals[{tool!r}]: {error}") from None
+                raise ValueError(f"approvals[{shown(tool)}]: {error}") from None
     return ladder

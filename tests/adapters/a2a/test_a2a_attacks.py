@@ -50,6 +50,7 @@ HOSTILE: dict[str, Any] = {
     "an id that is a number": {"pending_id": 5, "answer": "red"},
     "a huge id": {"pending_id": "p" * 100_000, "answer": "red"},
     "an unknown id": {"pending_id": "0" * 32, "answer": "red"},
+    "an id of line breaks": {"pending_id": "p\n" * 50_000, "answer": "red"},
 }
 
 
@@ -67,6 +68,8 @@ async def test_a_data_part_naming_no_open_request_asks_again(data: dict[str, Any
     [problem, question] = get_text_parts(parts)
     assert problem.startswith("No open request")
     assert len(problem) < 300
+    assert "\n" not in problem
+    problem.encode("utf-8")
     assert question == "Which colour?"
     assert [d["pending_id"] for d in get_data_parts(parts)] == [request.pending_id]
     assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
@@ -346,7 +349,7 @@ async def test_each_data_part_of_a_follow_up_answers_its_own_request() -> None:
         ][-1]
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     said = get_text_parts(list(done.status.message.parts))
-    assert said == [f"No open request {'0' * 32} of yours here", "Blue it is."]
+    assert said == [f"No open request '{'0' * 32}' of yours here", "Blue it is."]
     answers = [await world.handler.get_request(r.pending_id) for r in (first, second)]
     assert [(a.status, a.result) for a in answers if a is not None] == [
         (PendingInputStatus.RESOLVED, "blue"),

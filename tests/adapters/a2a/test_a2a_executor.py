@@ -12,6 +12,7 @@ from a2a.types import CancelTaskRequest, TaskState
 from a2a.utils.errors import TaskNotFoundError
 from a2a_world import FileTaskStore, World, ask, asked, gone, restarted
 
+from roomkit.adapters.a2a import RoomKitExecutor
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.providers.ai.base import AIResponse
 
@@ -262,3 +263,11 @@ async def test_plain_text_on_a_task_answers_no_question_only_another_task_showed
     settled = await world.handler.get_request(slogan.pending_id)
     assert settled is not None
     assert (settled.result, settled.settled_by) == ("Fresh ideas", "alice")
+
+
+async def test_a_huge_agent_name_that_is_no_channel_is_quoted_cut_short() -> None:
+    world = World([DONE])
+    with pytest.raises(ValueError, match=r"^No channel 'aaa.*\.\.\. in the kit") as refused:
+        RoomKitExecutor(world.kit, agent="a" * 1_000_000)
+    assert len(str(refused.value)) < 200
+    await world.close()

@@ -5,6 +5,7 @@ one stored around the request handler is refused by the push the same way."""
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,12 +15,13 @@ from a2a.server.context import ServerCallContext
 from a2a.types import AuthenticationInfo, TaskPushNotificationConfig, TaskState
 from a2a.utils.errors import InvalidParamsError
 from a2a.utils.push_url_validator import validate_push_notification_url
-from a2a_world import World, ask, pushes
+from a2a_world import SIGNING, World, ask, pushes
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from roomkit.adapters.a2a import A2APush
 from roomkit.notify import Notifier
 from roomkit.providers.ai.base import AIResponse
 
@@ -209,3 +211,30 @@ async def test_an_accepted_config_is_pushed_with_its_token_and_authentication() 
     assert headers["x-a2a-notification-token"] == "task-token"
     assert headers["authorization"] == "Bearer abc"
     assert headers["webhook-id"].endswith(".hook-1")
+
+
+async def test_a_long_url_refused_is_quoted_cut_short() -> None:
+    """A URL of 2,000 characters naming no public host: the refusal quotes 80 of them."""
+    world = World([ask(), AIResponse(content="Blue it is.")])
+    pushes(world, push_url_validator=validate_push_notification_url)
+    async with world.http() as http:
+        task_id = await _asking(world, http)
+        url = f"http://127.0.0.1/{'a' * 2000}"
+        config = TaskPushNotificationConfig(task_id=task_id, url=url)
+        with pytest.raises(InvalidParamsError, match="names no public host") as refused:
+            await world.client(http, "JSONRPC").create_task_push_notification_config(config)
+    assert "aaa..." in str(refused.value.message)
+    assert len(str(refused.value.message)) < 600, len(str(refused.value.message))
+
+
+async def test_a_timeout_refused_is_quoted_cut_short() -> None:
+    """A ``Decimal`` of a million digits below 0 (one compares with 0, as a number does)."""
+    world = World([AIResponse(content="Blue it is.")])
+    with pytest.raises(ValueError, match=r"takes seconds above 0, got Decimal\('-111") as refused:
+        A2APush(
+            world.tasks,
+            world.configs,
+            secret=SIGNING,
+            timeout=Decimal("-" + "1" * 1_000_000),  # type: ignore[arg-type]
+        )
+    assert len(str(refused.value)) < 200

@@ -47,6 +47,7 @@ BAD_ENTRIES: list[tuple[str, dict[str, Any], str]] = [
     ("an unknown field", {"status": "resolved", "payload": {"answer": "b", "x": 1}}, "invalid"),
     ("a huge unknown id", {"interruptId": "i" * 100_000, "status": "resolved"}, "unknown"),
     ("an unknown id", {"interruptId": "0" * 32, "status": "cancelled"}, "unknown_interrupt"),
+    ("an id of line breaks", {"interruptId": "i\n" * 50_000, "status": "cancelled"}, "unknown"),
 ]
 
 
@@ -61,6 +62,7 @@ async def test_a_hostile_resume_entry_ends_in_run_error_and_settles_nothing(
     assert events[-1].type == EventType.RUN_ERROR
     assert events[-1].code.startswith(code)
     assert len(events[-1].message) < 2_000
+    assert "\n" not in events[-1].message
     [still] = await front.handler.list_pending(room_id="t1")
     assert still.pending_id == interrupt.id
 

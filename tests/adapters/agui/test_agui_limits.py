@@ -96,6 +96,26 @@ def test_a_limit_that_is_no_positive_int_is_refused_naming_the_option(limit: Any
         agui_router(RoomKit(), agent="ai", secret="s" * 32, max_new_messages=limit)
 
 
+QUOTED_SHORT: dict[str, tuple[dict[str, Any], str]] = {
+    "agent": ({"agent": "a\n" * 500_000}, r"^No channel 'a\\na\\n.*\.\.\. in the kit"),
+    "limit": ({"max_new_messages": "8" * 1_000_000}, r"positive int .*, got '888.*\.\.\.$"),
+    "handler": ({"handler": ["h"] * 1_000_000}, r"^handler must be a HumanInputHandler, got \['h'"),
+}
+
+
+@pytest.mark.parametrize("option", QUOTED_SHORT)
+def test_a_huge_option_refused_is_quoted_cut_short(option: str) -> None:
+    """The value a message quotes is cut to a line, its line breaks escaped."""
+    given, says = QUOTED_SHORT[option]
+    options: dict[str, Any] = {"agent": "ai", "secret": "s" * 32, **given}
+    kit = RoomKit()
+    kit.register_channel(AIChannel("ai", provider=MockAIProvider(ai_responses=[])))
+    with pytest.raises((TypeError, ValueError), match=says) as refused:
+        agui_router(kit, **options)
+    assert len(str(refused.value)) < 200
+    assert "\n" not in str(refused.value)
+
+
 async def test_a_chat_client_sending_one_message_a_run_is_never_refused() -> None:
     """A long conversation, one new message a run: every run is served."""
     front = Front([DONE])

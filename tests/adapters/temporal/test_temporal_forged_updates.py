@@ -37,6 +37,8 @@ QUESTION_FORGERIES: list[tuple[dict[str, Any], str]] = [
     ({"status": "resolved", "key": "k\ud800"}, "key must hold valid Unicode text"),
     # Quoted cut short.
     ({"status": "s" * 1_000_000}, "(the request has settled), got 'sss"),
+    # Quoted with its line breaks escaped.
+    ({"pending_id": "p\n" * 100}, "request 'p\\np\\n"),
 ]
 
 
@@ -70,6 +72,7 @@ async def test_a_forged_question_outcome_of_the_wrong_shape_is_refused_naming_th
         assert expected in refusal, refusal
         assert "unhashable" not in refusal
         assert len(refusal) < 1_000, len(refusal)
+        assert "\n" not in refusal
     assert result == {"answer": "Hotel Lisboa"}
 
 

@@ -19,6 +19,7 @@ from roomkit.auth.principal import Principal
 from roomkit.core.exceptions import RoomKitError
 from roomkit.models.kinds import Kind, request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.shown import shown
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.validation import validate_answer
 
@@ -55,8 +56,7 @@ async def settle(
         or request.room_id != room_id
         or not await access.can_see(principal, request)
     ):
-        shown = pending_id if len(pending_id) <= 80 else f"{pending_id[:80]}..."
-        return Refused(f"No open request {shown} of yours here")
+        return Refused(f"No open request {shown(pending_id)} of yours here")
     if request.status is not PendingInputStatus.PENDING:
         return request
     if not await access.may_decide(principal, request):

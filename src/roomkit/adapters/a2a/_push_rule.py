@@ -30,6 +30,7 @@ from a2a.types import TaskPushNotificationConfig
 from a2a.utils.errors import InvalidParamsError
 
 from roomkit.models.json_limits import MAX_ID_CHARS
+from roomkit.models.shown import shown
 from roomkit.notify.surface import header_value_problem
 
 __all__ = ["MAX_SECRET_CHARS", "MAX_URL_CHARS", "CheckedConfigs", "UrlCheck", "config_problem"]
@@ -73,13 +74,13 @@ async def config_problem(config: TaskPushNotificationConfig, url_ok: UrlCheck | 
     except Exception as error:
         # A check of the server's own that fails: the URL is not known to be allowed.
         return (
-            f"its url {config.url!r} could not be checked: the push's push_url_validator "
+            f"its url {shown(config.url)} could not be checked: the push's push_url_validator "
             f"raised {type(error).__name__}: {str(error)[:200]}"
         )
     if allowed:
         return None
     return (
-        f"its url {config.url!r} names no public host (its host is a loopback, private, "
+        f"its url {shown(config.url)} names no public host (its host is a loopback, private, "
         "link-local or cloud-metadata address, or does not resolve): give the URL of a "
         f"public http(s) host; {_WIDEN}"
     )

@@ -71,6 +71,7 @@ from roomkit.core.framework import RoomKit
 from roomkit.core.store import OpenTurn
 from roomkit.models.pending_input import PendingInput
 from roomkit.models.room import InboundMessage, RoomEvent, TextContent
+from roomkit.models.shown import shown
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["A2AChannel", "RoomKitExecutor"]
@@ -112,7 +113,7 @@ class RoomKitExecutor(AgentExecutor):
         channel_id: str = "a2a",
     ) -> None:
         if kit.get_channel(agent) is None:
-            raise ValueError(f"No channel {agent!r} in the kit: register the agent first")
+            raise ValueError(f"No channel {shown(agent)} in the kit: register the agent first")
         if handler is None:
             handler = routed_handler(
                 kit, door="RoomKitExecutor()", shows="whose requests the tasks wait on"

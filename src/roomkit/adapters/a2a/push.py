@@ -52,6 +52,7 @@ from roomkit.adapters.a2a._endings import asked, ending
 from roomkit.adapters.a2a._push_rule import CheckedConfigs, config_problem
 from roomkit.models.kinds import request_kind
 from roomkit.models.pending_input import PendingInput
+from roomkit.models.shown import shown
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 
@@ -109,7 +110,7 @@ class A2APush:
         if not isinstance(secret, str) or not secret.startswith("whsec_"):
             raise ValueError("A2APush(secret=...) takes a Standard Webhooks 'whsec_...' secret")
         if not timeout > 0:
-            raise ValueError(f"A2APush(timeout=...) takes seconds above 0, got {timeout!r}")
+            raise ValueError(f"A2APush(timeout=...) takes seconds above 0, got {shown(timeout)}")
         self.tasks = tasks
         self.configs: PushNotificationConfigStore = CheckedConfigs(configs, push_url_validator)
         """``configs``, refusing a config the push could not send (JSON-RPC ``InvalidParams``

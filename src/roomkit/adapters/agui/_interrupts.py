@@ -21,6 +21,7 @@ from ag_ui.core import Interrupt, ResumeEntry
 from roomkit.adapters._answer_shapes import response_schema
 from roomkit.models.kinds import Kind, request_kind
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
+from roomkit.models.shown import shown
 from roomkit.tools import approvals
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.validation import (
@@ -50,10 +51,9 @@ class RunRefused(Exception):
 
 def named(interrupt_id: str) -> str:
     """An interrupt id a client sent, as an error message quotes it: cut short, since the
-    client chose it, and with text UTF-8 cannot encode (a lone surrogate) escaped, since the
-    message goes out in the stream."""
-    cut = interrupt_id if len(interrupt_id) <= 80 else f"{interrupt_id[:80]}..."
-    return cut.encode("utf-8", "backslashreplace").decode("utf-8")
+    client chose it, with a newline and text UTF-8 cannot encode (a lone surrogate) escaped,
+    since the message goes out in the stream and into logs."""
+    return shown(interrupt_id)
 
 
 @dataclass(frozen=True, slots=True)

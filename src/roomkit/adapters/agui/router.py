@@ -43,6 +43,7 @@ from roomkit.auth.principal import Principal
 from roomkit.auth.traffic import HostRule, RateLimiter
 from roomkit.bodies import BodyLimits, bounded_route
 from roomkit.core.framework import RoomKit
+from roomkit.models.shown import shown
 from roomkit.tools.human_input import HumanInputHandler
 
 __all__ = ["CAPABILITIES", "agui_router"]
@@ -65,7 +66,7 @@ _bearer = HTTPBearer(auto_error=False, description="A desk token (`roomkit token
 def _handler_of(kit: RoomKit, handler: HumanInputHandler | None) -> HumanInputHandler:
     if handler is not None:
         if not isinstance(handler, HumanInputHandler):
-            raise TypeError(f"handler must be a HumanInputHandler, got {handler!r}")
+            raise TypeError(f"handler must be a HumanInputHandler, got {shown(handler)}")
         return handler
     return routed_handler(kit, door="agui_router()", shows="whose requests the endpoint shows")
 
@@ -178,10 +179,12 @@ def agui_router(
     ):
         raise ValueError(
             f"max_new_messages must be a positive int (the user messages one run may "
-            f"start), got {max_new_messages!r}"
+            f"start), got {shown(max_new_messages)}"
         )
     if kit.get_channel(agent) is None:
-        raise ValueError(f"No channel {agent!r} in the kit: register the agent's AIChannel first")
+        raise ValueError(
+            f"No channel {shown(agent)} in the kit: register the agent's AIChannel first"
+        )
     handler = _handler_of(kit, handler)
     access = Access.of(kit, handler)
     channel = door_channel(kit, channel_id, AGUIChannel, door="the AG-UI endpoint")

@@ -284,10 +284,10 @@ def _thread(config: Mapping[str, Any], where: str) -> str:
     """
     configurable = config.get("configurable") if isinstance(config, Mapping) else None
     if not isinstance(config, Mapping) or not isinstance(configurable, Mapping | None):
-        shown = config if not isinstance(config, Mapping) else configurable
+        got = config if not isinstance(config, Mapping) else configurable
         raise TypeError(
             f'{where}: config must be a dict naming the thread, {{"configurable": '
-            f'{{"thread_id": "..."}}}}, got {type(shown).__name__} {shown!r:.80} where '
+            f'{{"thread_id": "..."}}}}, got {type(got).__name__} {shown(got)} where '
             "a dict was due (nothing was run)"
         )
     thread = (configurable or {}).get("thread_id")

@@ -170,7 +170,7 @@ def _held(
         ):
             return name, call_arguments(dict(args), args), description or None
     raise ValueError(
-        f"{what} of interrupt {interrupt.id!r} on thread {shown(thread_id)} is no held call "
+        f"{what} of interrupt {shown(interrupt.id)} on thread {shown(thread_id)} is no held call "
         "roomkit can ask about: it takes a dict with a non-empty str name, the call's arguments as "
         f"an object under args and a str description or none, got {shown(action)}; "
         f"{_STAYS}"
@@ -188,8 +188,9 @@ def _configs(thread_id: str, interrupt: Any, configs: object) -> dict[Any, dict[
     if isinstance(configs, list) and all(isinstance(config, dict) for config in configs):
         return {config.get("action_name"): config for config in configs}
     raise ValueError(
-        f"review_configs of interrupt {interrupt.id!r} on thread {shown(thread_id)} are no list of "
-        f"dicts ({{'action_name': ..., 'allowed_decisions': [...]}}), got {shown(configs)}; "
+        f"review_configs of interrupt {shown(interrupt.id)} on thread {shown(thread_id)} are no "
+        "list of dicts ({'action_name': ..., 'allowed_decisions': [...]}), got "
+        f"{shown(configs)}; "
         f"{_STAYS}"
     )
 
@@ -217,7 +218,7 @@ def resume_value(
     # The graph reads an answer only: the thread stays where it stopped until its code
     # resumes it some other way.
     stays = (
-        f"thread {shown(thread)} stays paused at interrupt {interrupt.id!r}: resume it with "
+        f"thread {shown(thread)} stays paused at interrupt {shown(interrupt.id)}: resume it with "
         "Command(resume=...) yourself, or run the thread anew"
     )
     if verdict.kind == "expired":
@@ -262,9 +263,9 @@ def _known(name: str, allowed: object) -> tuple[str, ...] | None:
         return None
     if "reject" not in allowed:
         raise ValueError(
-            f'the graph\'s approval of {name!r} allows {allowed!r} without "reject", but a '
-            "roomkit approval can always end refused (by a person, an expiry or a "
-            'withdrawal), which LangGraph would not take: add "reject" to its '
+            f"the graph's approval of {shown(name)} allows {shown(allowed)} without "
+            '"reject", but a roomkit approval can always end refused (by a person, an expiry '
+            'or a withdrawal), which LangGraph would not take: add "reject" to its '
             "allowed_decisions in HumanInTheLoopMiddleware(interrupt_on=...); nobody was "
             "asked, and the thread stays stopped at this interrupt (Command(resume=...) "
             "answers it outside roomkit)"
@@ -310,7 +311,7 @@ def _answer_schema(thread_id: str, interrupt: Any, schema: object) -> dict[str, 
         ValueError: it is no valid JSON Schema, or holds a ``$ref`` that resolves to nothing
             in it; nobody is asked.
     """
-    name = f"the response_schema of interrupt {interrupt.id!r} on thread {shown(thread_id)}"
+    name = f"the response_schema of interrupt {shown(interrupt.id)} on thread {shown(thread_id)}"
     try:
         return answer_schema_of(schema, name=name, types=True)
     except (TypeError, ValueError) as error:

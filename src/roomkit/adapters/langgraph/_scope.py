@@ -110,7 +110,7 @@ def _check_store(thread: str, state: Any, where: str) -> None:
 def _another(asker: Asker, thread: str, where: str) -> ValueError:
     return ValueError(
         f"{where}: thread {shown(thread)} was started under another actor or room than actor "
-        f"{asker.actor!r} and room {asker.room!r}: pass the actor and room given to start() "
-        "(they scope the thread's requests; under others, people would be asked again about "
-        "what they decided); nothing was opened"
+        f"{shown(asker.actor)} and room {shown(asker.room)}: pass the actor and room given to "
+        "start() (they scope the thread's requests; under others, people would be asked again "
+        "about what they decided); nothing was opened"
     )

@@ -230,9 +230,9 @@ async def resume(
     paused = await saved.latest()
     if paused is None:
         raise ValueError(
-            f"no run paused under run_key {shown(run_key)} with actor {asker.actor!r} and room "
-            f"{asker.room!r} in this handler's store: pass resume() the handler on the store "
-            "start() kept the run in, and the actor and room given to start() (they scope "
+            f"no run paused under run_key {shown(run_key)} with actor {shown(asker.actor)} and "
+            f"room {shown(asker.room)} in this handler's store: pass resume() the handler on the "
+            "store start() kept the run in, and the actor and room given to start() (they scope "
             "the run); a run never started is started with start()"
         )
     return await _go_on(agent, asker, saved, paused, passed)
@@ -272,7 +272,7 @@ async def _go_on(
         # is claimed or consumed, the settled requests stay for the right agent to resume.
         raise ValueError(
             f"the run kept under run_key {shown(saved.key)} was approved to call "
-            f"{', '.join(map(repr, lacking))}, which agent {getattr(agent, 'name', agent)!r} "
+            f"{', '.join(map(shown, lacking))}, which agent {shown(getattr(agent, 'name', agent))} "
             "no longer has: resume it with an agent that has the tool (as start() ran it); "
             "nothing was changed and the decisions stay"
         )
@@ -302,7 +302,7 @@ async def _state(agent: Agent[Any], key: str, text: str) -> RunState[Any]:
     except Exception as error:
         raise ValueError(
             f"the run kept under run_key {shown(key)} does not load on agent "
-            f"{getattr(agent, 'name', agent)!r} ({type(error).__name__}: {error}): resume it "
+            f"{shown(getattr(agent, 'name', agent))} ({type(error).__name__}: {error}): resume it "
             "with the agent start() ran (the same name, tools and handoffs) and the same "
             "openai-agents version; nothing was changed"
         ) from error

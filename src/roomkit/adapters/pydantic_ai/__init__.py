@@ -16,6 +16,7 @@ another reason (``'external'``) are left to the application.
 from __future__ import annotations
 
 from roomkit._extras import requires_extra
+from roomkit.models.shown import shown
 
 with requires_extra("roomkit.adapters.pydantic_ai", "pydantic-ai"):
     from pydantic_ai.tools import (
@@ -113,7 +114,7 @@ def deferred_handler(
     """
     if not isinstance(wait, bool):
         raise TypeError(
-            f"pydantic_ai.deferred_handler(): wait is True or False, got {wait!r}: "
+            f"pydantic_ai.deferred_handler(): wait is True or False, got {shown(wait)}: "
             "pass wait=False to end the run with its requests"
         )
     asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.deferred_handler()")
@@ -249,7 +250,7 @@ def _check_tools(agent: Any, more: Any, decided: list[tuple[Any, Pause, Verdict]
     )
     if lacking:
         raise ValueError(
-            f"the run was approved to call {', '.join(map(repr, lacking))}, which the agent "
+            f"the run was approved to call {', '.join(map(shown, lacking))}, which the agent "
             "given to resume() does not have: resume it with the agent (and toolsets) of the "
             "run that ended with these requests; nothing was run, and the decisions stay for "
             "that resume"
@@ -308,8 +309,8 @@ async def _check_call(handler: HumanInputHandler, pending_id: str, part: Any) ->
     request = await handler.get_request(pending_id)
     if request is not None and request.tool_call_id != call_id_of(part.tool_call_id):
         raise KeyConflictError(
-            f"request {pending_id} was made for the call {request.tool_call_id!r:.80} of "
-            f"{request.tool_name!r}, not for the call {part.tool_call_id!r:.80} it is named "
+            f"request {pending_id} was made for the call {shown(request.tool_call_id)} of "
+            f"{shown(request.tool_name)}, not for the call {shown(part.tool_call_id)} it is named "
             "for: "
             "its decision stands for its own call only; end the run again to ask about "
             "this one",

@@ -82,10 +82,11 @@ class Asks:
         seq = outcome.get("seq")
         ask = self.asks.get(seq) if type(seq) is int else None
         if ask is None:
-            raise ValueError(f"request {pending_id} is not one this workflow made")
+            raise ValueError(f"request {shown(pending_id)} is not one this workflow made")
         if ask.pending_id is not None and ask.pending_id != pending_id:
             raise ValueError(
-                f"request {pending_id} is not ask {seq} of this workflow ({ask.pending_id} is)"
+                f"request {shown(pending_id)} is not ask {seq} of this workflow "
+                f"({shown(ask.pending_id)} is)"
             )
         key = outcome.get("key")
         if ask.pending_id is None and key not in (None, ask.key, hashed_key(ask.key)):
@@ -93,12 +94,12 @@ class Asks:
             # run this run was retried or continued as new from is that run's: this run asks
             # afresh, and would drop the answer once its create returned.
             raise ValueError(
-                f"request {pending_id} was made by an earlier run of this workflow (the run "
+                f"request {shown(pending_id)} was made by an earlier run of this workflow (the run "
                 f"was retried or continued as new): its ask {seq} asks afresh"
             )
         if outcome.get("digest") != ask.digest:
             raise ValueError(
-                f"request {pending_id} does not match the arguments ask {seq} asked about "
+                f"request {shown(pending_id)} does not match the arguments ask {seq} asked about "
                 "(their digest differs)"
             )
         if ask.kind == "approval" and outcome["status"] == "resolved":
@@ -115,7 +116,7 @@ class Asks:
             # workflow task as the cancel is applied first, and taken.) Validators do not
             # run on replay, so an update accepted before this check replays as it was.
             raise ValueError(
-                f"request {pending_id}: the workflow was cancelled before it took the answer"
+                f"request {shown(pending_id)}: the workflow was cancelled before it took the answer"
             )
         if taken is not None and (
             taken["pending_id"] != pending_id or taken["status"] != outcome["status"]
@@ -140,14 +141,14 @@ def _check_shape(pending_id: str, outcome: dict[str, Any]) -> None:
     if not isinstance(status, str) or status not in _OUTCOMES:
         got = shown(status) if isinstance(status, str) else f"a {type(status).__name__}"
         raise ValueError(
-            f"request {pending_id}: a roomkit outcome's status is one of "
+            f"request {shown(pending_id)}: a roomkit outcome's status is one of "
             f"{', '.join(map(repr, _OUTCOMES))} (the request has settled), got {got}"
         )
     for field in _TEXT_FIELDS:
         value = outcome.get(field)
         if value is not None and not isinstance(value, str):
             raise ValueError(
-                f"request {pending_id}: a roomkit outcome's {field} is text or null, "
+                f"request {shown(pending_id)}: a roomkit outcome's {field} is text or null, "
                 f"got a {type(value).__name__}"
             )
         problem = None if value is None else unencodable_text(value)
@@ -155,12 +156,12 @@ def _check_shape(pending_id: str, outcome: dict[str, Any]) -> None:
             # No store keeps such text, so no settle sends it; a workflow that took it would
             # hand it on to whatever writes it out, far from the update that carried it.
             raise ValueError(
-                f"request {pending_id}: a roomkit outcome's {field} must hold valid Unicode "
+                f"request {shown(pending_id)}: a roomkit outcome's {field} must hold valid Unicode "
                 f"text, but holds {problem}, which UTF-8 cannot encode: send it as UTF-8 text"
             )
     if not isinstance(outcome.get("withdrawn", False), bool):
         raise ValueError(
-            f"request {pending_id}: a roomkit outcome's withdrawn is true or false, got a "
+            f"request {shown(pending_id)}: a roomkit outcome's withdrawn is true or false, got a "
             f"{type(outcome['withdrawn']).__name__}"
         )
 
@@ -174,12 +175,12 @@ def _check_decision(pending_id: str, outcome: dict[str, Any]) -> None:
     arguments = outcome.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise ValueError(
-            f"request {pending_id}: a roomkit outcome's arguments is an object of the call's "
-            f"arguments or null, got a {type(arguments).__name__}"
+            f"request {shown(pending_id)}: a roomkit outcome's arguments is an object of the "
+            f"call's arguments or null, got a {type(arguments).__name__}"
         )
     try:
         read_decision(outcome.get("result") or "")
     except ValueError as error:
         raise ValueError(
-            f"request {pending_id}: a roomkit outcome's result is no decision: {error}"
+            f"request {shown(pending_id)}: a roomkit outcome's result is no decision: {error}"
         ) from None
