@@ -8,6 +8,10 @@ turns): the changed heads and the last checkpoint read, the new one inserted, an
 it took signed again with its number, while the head is still the one read (an append that
 holds the row meanwhile is waited for, and its new head left for the next checkpoint). The
 trail is read in one ``REPEATABLE READ`` transaction: one snapshot of the database.
+
+An adoption signs each head with one check-and-set on the chain's row (still unsigned, and as
+long as it was read): of two adoptions at once, the second waits for the first's row lock and
+then finds the head signed, and each counts only the heads it wrote.
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ class PostgresTrail:
             "WHERE c.mac IS NULL AND c.length IS NOT DISTINCT FROM %s"
         )
         """Parameters: pending_id, now, the signed head, and the length the chain's row had
-        (an append meanwhile leaves it as that append made it)."""
+        (an append or another adoption meanwhile leaves it as that one made it)."""
         self._lengths = f"SELECT pending_id, length FROM {chains} WHERE mac IS NULL"
 
     def use_keys(self, keys: AuditKeys | None) -> None:
@@ -101,7 +105,9 @@ class PostgresTrail:
         return self.anchoring.read(Trail.from_rows(texts, heads, checkpoints))
 
     async def adopt(self) -> tuple[int, list[str]]:
-        """Sign, as they stand, the heads of the chains that hold and have none signed.
+        """Sign, as they stand, the heads of the chains that hold and have none signed; how
+        many it signed (not those an append or another adoption changed meanwhile), and the
+        chains left because they do not hold.
 
         Raises:
             AuditKeyError: the store holds no audit key.
@@ -121,7 +127,9 @@ class PostgresTrail:
                     self._sign,
                     [(p, now, *head, lengths.get(p)) for p, head in sorted(signed.items())],
                 )
-        return len(signed), broken
+                # The rows written: a check-and-set another writer came first to writes none.
+                done = max(cursor.rowcount, 0)
+        return done, broken
 
     async def checkpoint(self) -> CheckpointReport:
         """Write a checkpoint of every head that changed since the last one.

@@ -22,10 +22,10 @@ from tests.tools.human_input.stores.trail_places import (
     PostgresPlace,
     RedisPlace,
     SQLitePlace,
+    answered_by_bob,
     postgres_database,
 )
 
-from roomkit import HumanInputHandler
 from roomkit.cli import main
 
 
@@ -53,13 +53,7 @@ def answered(place: Place) -> list[str]:
 
     async def work() -> list[str]:
         async with place.open() as store:
-            handler = HumanInputHandler(store=store)
-            done = []
-            for answer in ("yes", "no"):
-                asked = await handler.create("Ask", {"question": "?"})
-                assert await handler.aresolve(asked.pending_id, answer, by="bob")
-                done.append(asked.pending_id)
-            return done
+            return await answered_by_bob(store)
 
     return asyncio.run(work())
 

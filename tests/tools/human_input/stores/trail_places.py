@@ -307,6 +307,17 @@ class MemoryPlace:
         self.trail.checkpoints[:] = checkpoints
 
 
+async def answered_by_bob(store: Any) -> list[str]:
+    """Two questions asked on ``store`` and answered by bob; their ids."""
+    handler = HumanInputHandler(store=store)
+    done = []
+    for answer in ("yes", "no"):
+        asked = await handler.create("Ask", {"question": "?"})
+        assert await handler.aresolve(asked.pending_id, answer, by="bob")
+        done.append(asked.pending_id)
+    return done
+
+
 def postgres_database(dsn: str) -> str:
     """A database of its own on the server of ``dsn`` (the CLI's store uses its default
     schema); its DSN."""
