@@ -77,7 +77,8 @@ def test_every_response_carries_the_content_security_policy(
     wait_live(page)
     expect(page.locator("#chat-input")).to_be_enabled()
     loaded = {url.removeprefix(desk.url) for url in policies}
-    files = {"/desk.js", "/cards.js", "/dom.js", "/notices.js", "/desk.css"}
+    files = {"/desk.js", "/session.js", "/questions.js", "/chat.js", "/cards.js", "/dom.js"}
+    files |= {"/notices.js", "/desk.css"}
     assert {"/", *files, "/api/me"} <= loaded
     assert set(policies.values()) == {CONTENT_SECURITY_POLICY}
     assert opened.console_errors == []

@@ -30,6 +30,10 @@ class _Tags(HTMLParser):
 
 SCRIPTS = (
     "desk.js",
+    "session.js",
+    "questions.js",
+    "chat.js",
+    "push.js",
     "cards.js",
     "dom.js",
     "notices.js",
@@ -42,6 +46,20 @@ SCRIPTS = (
 
 def test_the_page_ships_in_the_package() -> None:
     assert {item.name for item in STATIC.iterdir()} >= {"index.html", "desk.css", *SCRIPTS}
+
+
+def test_every_module_the_page_loads_is_listed() -> None:
+    """SCRIPTS, which the checks here read, is desk.js and every module the scripts import."""
+    imported = {
+        name
+        for script in SCRIPTS
+        for name in re.findall(
+            r"\bfrom '\./([\w.-]+)';$",
+            STATIC.joinpath(script).read_text(encoding="utf-8"),
+            flags=re.MULTILINE,
+        )
+    }
+    assert imported == set(SCRIPTS) - {"desk.js"}
 
 
 def test_the_page_has_no_inline_script_style_or_handler() -> None:

@@ -1,7 +1,7 @@
 /*
  * Telling the person about a new question while the desk's tab is in the background: a
  * browser notification (the Notification API), once per question, closed when the question
- * leaves the page. The count of waiting questions in the tab's title is kept by desk.js.
+ * leaves the page. The count of waiting questions in the tab's title is kept by questions.js.
  *
  * The notification's title and body are plain text: the browser never reads them as markup.
  */
