@@ -17,7 +17,7 @@ from roomkit import (
     RoomKit,
     TextContent,
 )
-from roomkit.core.exceptions import InvalidTextError
+from roomkit.core.exceptions import ArgumentsTooLargeError, InvalidTextError
 from roomkit.policy import Allow, Deny, PolicyCall, PolicyDecision
 from roomkit.providers.ai.base import AIResponse, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
@@ -94,17 +94,45 @@ async def test_an_external_call_the_policy_denies_never_runs() -> None:
 
 
 class Rewriting(Provider):
-    """Lets every call through with the arguments it rewrote, holding a lone surrogate."""
+    """Lets every call through with the arguments it was given to rewrite it to."""
+
+    def __init__(self, arguments: dict[str, Any]) -> None:
+        super().__init__()
+        self.arguments = arguments
 
     async def process_tool_call(
         self, tool_name: str, tool_input: dict[str, Any], **context: Any
     ) -> ToolDecision:
-        return ToolDecision(approved=True, modified_input={"cmd": "l\ud800s"})
+        return ToolDecision(approved=True, modified_input=self.arguments)
+
+
+def holding_itself() -> dict[str, Any]:
+    arguments: dict[str, Any] = {"cmd": "ls"}
+    arguments["again"] = arguments
+    return arguments
+
+
+def nested(depth: int) -> dict[str, Any]:
+    arguments: dict[str, Any] = {}
+    for _ in range(depth):
+        arguments = {"cmd": arguments}
+    return arguments
+
+
+UNHELD = [
+    pytest.param({"cmd": "l\ud800s"}, InvalidTextError, r"lone surrogate .* of 'cmd'", id="text"),
+    pytest.param(holding_itself(), ValueError, r"hold themselves at 'again'", id="loop"),
+    pytest.param({"cmd": {"ls"}}, TypeError, r"type set at 'cmd'", id="set"),
+    # Deeper than a copy's recursion reaches, not as deep as the digest's.
+    pytest.param(nested(600), ArgumentsTooLargeError, r"nest .* more than 24", id="deep"),
+    pytest.param(nested(5_000), ArgumentsTooLargeError, r"nest .* more than 24", id="deeper"),
+]
 
 
 @pytest.mark.parametrize("policy", [None, Fixed(Allow())], ids=["rule", "policy"])
+@pytest.mark.parametrize(("arguments", "error", "match"), UNHELD)
 async def test_rewritten_arguments_no_store_takes_are_refused_alike_with_a_policy(
-    policy: Any,
+    policy: Any, arguments: dict[str, Any], error: type[Exception], match: str
 ) -> None:
     """The handler's rewritten arguments, which no request can hold, are refused with the
     message saying where, whether a policy or the tool's rule alone looks at the call."""
@@ -112,14 +140,15 @@ async def test_rewritten_arguments_no_store_takes_are_refused_alike_with_a_polic
     call = AIToolCall(id="tc-1", name="Bash", arguments={"cmd": "ls"})
     provider = MockAIProvider(ai_responses=[AIResponse(tool_calls=[call])])
     kit = RoomKit()
+    external = Rewriting(arguments)
     kit.register_channel(
         AIChannel(
-            "agent", provider=provider, human_input_handler=human, external_tool_handler=Rewriting()
+            "agent", provider=provider, human_input_handler=human, external_tool_handler=external
         )
     )
     await kit.create_room("r1")
     await kit.attach_channel("r1", "agent")
-    with pytest.raises(InvalidTextError, match=r"lone surrogate .* of 'cmd'"):
+    with pytest.raises(error, match=match):
         await kit.process_inbound(InboundMessage("web", "alice", TextContent("go")), room_id="r1")
     await kit.close()
 

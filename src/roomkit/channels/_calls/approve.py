@@ -35,6 +35,7 @@ from roomkit.stores import approved_by, declined, detached
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, needs_person, read_decision
 from roomkit.tools.human_input import created_with, record_run
+from roomkit.tools.human_input.checks import check_arguments
 from roomkit.tools.human_input.ladder import keep_ladder
 
 if TYPE_CHECKING:
@@ -272,9 +273,14 @@ async def create_held(
     """The approval request of the call at ``site`` (a copy of its arguments sharing
     nothing with them, the tool's schema and description), decided as ``options`` say:
     created, or re-attached to by its key."""
-    return await handler.create_approval(
-        name, detached(arguments), **site_options(site, handler, tool), **options
-    )
+    try:
+        copy = detached(arguments)
+    except RecursionError:
+        # A dict inside itself, or arguments deeper than the stack: refused as ``create``
+        # refuses them, saying where (checked only then, plain arguments are walked once).
+        check_arguments(arguments)
+        raise
+    return await handler.create_approval(name, copy, **site_options(site, handler, tool), **options)
 
 
 def held_key(site: CallSite, handler: HumanInputHandler) -> str | None:

@@ -30,7 +30,7 @@ from roomkit.policy.ruling import Ruling, rule_call, ruling_policy
 from roomkit.policy.unasked import POLICY, settling
 from roomkit.stores import detached
 from roomkit.tools.human_input import create_decided
-from roomkit.tools.human_input.checks import check_arguments_json
+from roomkit.tools.human_input.checks import check_arguments
 
 if TYPE_CHECKING:
     from roomkit.channels._calls.serve import ToolServer
@@ -62,14 +62,14 @@ async def police(
     # Digested once: the policy reads it, and the request binds the arguments to it.
     try:
         digest = arguments_digest(name, arguments)
-    except UnicodeEncodeError:
-        # An external handler's rewritten arguments are unchecked: refused as a request
-        # would refuse them, saying where.
-        check_arguments_json(arguments)
+        copy = detached(arguments)
+    except (ValueError, TypeError, RecursionError):
+        # Arguments a hook or an external handler rewrote are unchecked (a lone surrogate,
+        # a set, a dict inside itself, deeper than the stack): refused as a request would
+        # refuse them, saying where. Only then: plain arguments are walked no more.
+        check_arguments(arguments)
         raise
-    call = PolicyCall(
-        name, detached(arguments), digest, site.actor_id, site.room_id, site.channel_id
-    )
+    call = PolicyCall(name, copy, digest, site.actor_id, site.room_id, site.channel_id)
     ruling = await rule_call(policy, rule, call)
     if ruling.ask is not None:
         return await verdict_on(
