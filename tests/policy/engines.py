@@ -94,7 +94,8 @@ def opa_stub() -> Iterator[Stub]:
                 self._send(200, {})
                 return
             with lock:
-                rego.set_input_term(json.dumps(body["input"]))
+                # As OPA reads it: text as itself (rego-cpp reads a \u escape as six characters).
+                rego.set_input_term(json.dumps(body["input"], ensure_ascii=False))
                 output = json.loads(str(rego.query("data.roomkit.decision")))
             if stub.mode == "trickle":
                 self._trickle(json.dumps({"result": output["expressions"][0]}).encode())

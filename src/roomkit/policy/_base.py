@@ -1,4 +1,5 @@
-"""What the back ends share: their options, their text or file, their result's shape.
+"""What the back ends share: their options, their text or file, their result's shape, and
+the call's text as they take it (its ids checked, its input as JSON).
 
 A back end takes its policy as text or as a file's path (a :class:`~pathlib.Path`, or a
 string naming an existing file or ending in the back end's suffix), parses it when it is
@@ -18,7 +19,9 @@ from types import ModuleType
 from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 from roomkit._extras import requires_extra
+from roomkit._storable import unencodable_text
 from roomkit.auth.names import actor_name_problem
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = [
@@ -27,10 +30,12 @@ __all__ = [
     "PolicyError",
     "PolicyFailed",
     "PolicyOptions",
+    "check_ids",
     "load_json",
     "load_text",
     "optional",
     "read_result",
+    "utf8_json",
 ]
 
 OnError = Literal["ask", "deny"]
@@ -135,6 +140,43 @@ class PolicyBase:
     def __repr__(self) -> str:
         mode = ", shadow" if self.shadow else ""
         return f"{type(self).__name__}({self.name!r}{mode})"
+
+
+def check_ids(call: PolicyCall, what: str, unheld: str) -> None:
+    """Raise unless the call's tool and actor are text UTF-8 can encode: one with a lone
+    surrogate made ``?``, as the call's other text is, could name another actor, or tool.
+
+    Args:
+        what: the call, as the message names it (``"a Rego call"``).
+        unheld: what else cannot hold such text, as the message says it.
+
+    Raises:
+        InvalidTextError: the tool or the actor holds a lone surrogate; the message says which.
+    """
+    tool, actor = call.tool, call.actor
+    if type(tool) is str and tool.isascii() and (actor is None or actor.isascii()):
+        return
+    for field, value in (("tool", tool), ("actor", actor)):
+        problem = unencodable_text(value) if isinstance(value, str) else None
+        if problem is not None:
+            raise InvalidTextError(
+                f"{what}'s {field} must be valid Unicode text, but holds {problem}, "
+                f"which UTF-8 cannot encode and {unheld}: send it as UTF-8 text"
+            )
+
+
+def utf8_json(value: Any) -> str:
+    """``value`` (a call's input, Rego's data) as the JSON text Rego and OPA read: its text as
+    itself, not as ``\\u`` escapes (which rego-cpp reads as their six characters), a lone
+    surrogate made ``?`` (UTF-8 has none), what JSON cannot write as its ``str``.
+
+    Raises:
+        ValueError: it holds NaN or an infinity, which JSON cannot carry.
+    """
+    text = json.dumps(value, default=str, allow_nan=False, ensure_ascii=False)
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def load_text(source: str | Path, suffix: str) -> tuple[str, str]:

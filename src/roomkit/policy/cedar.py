@@ -41,13 +41,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Unpack
 
-from roomkit._storable import unencodable_text
-from roomkit.core.exceptions import InvalidTextError
 from roomkit.policy._base import (
     PolicyBase,
     PolicyError,
     PolicyFailed,
     PolicyOptions,
+    check_ids,
     load_json,
     load_text,
 )
@@ -137,9 +136,7 @@ class CedarPolicy(PolicyBase):
             InvalidTextError: the call's ``actor`` or ``tool`` holds text UTF-8 cannot
                 encode (a lone surrogate), which no entity id can be; the message names it.
         """
-        actor, tool = call.actor, call.tool
-        if not (type(tool) is str and tool.isascii() and (actor is None or actor.isascii())):
-            _check_ids(call)
+        check_ids(call, "a Cedar call", "no entity id can be")
         readers = self._context
         if readers.every or call.tool in readers.tools:
             return self._evaluate(call, context=True)
@@ -222,18 +219,6 @@ class CedarPolicy(PolicyBase):
             label = note.get("id", reason)
             parts.append(f"{label}: {note['reason']}" if "reason" in note else label)
         return "; ".join(parts)
-
-
-def _check_ids(call: PolicyCall) -> None:
-    """Raise unless the call's actor and tool are text an entity id can be: one with a lone
-    surrogate made ``?``, as a context's text is, could name another actor, or tool."""
-    for field, value in (("tool", call.tool), ("actor", call.actor)):
-        problem = unencodable_text(value) if isinstance(value, str) else None
-        if problem is not None:
-            raise InvalidTextError(
-                f"a Cedar call's {field} must be valid Unicode text, but holds {problem}, "
-                "which UTF-8 cannot encode and no entity id can be: send it as UTF-8 text"
-            )
 
 
 class _Readers(NamedTuple):

@@ -8,6 +8,9 @@ to read), a connection that fails, an answer over :data:`MAX_ANSWER_BYTES` (read
 further) or a query slower than ``timeout`` is a failure of the back end: ``on_error``
 decides, and the failure is logged and recorded.
 
+The call is sent as UTF-8 JSON, a lone surrogate in its text (which UTF-8 has none of) as
+``?``; one in its actor or tool is refused, naming which, as ``?`` could name another.
+
 The policy holds one HTTP client, made when the policy is built (making one blocks the event
 loop for a while) and kept for every query, with its connections to OPA, on the event loop of
 its first query (another loop's queries get a client of their own).
@@ -23,7 +26,14 @@ from types import TracebackType
 from typing import Any, Self, Unpack
 from urllib.parse import urlsplit
 
-from roomkit.policy._base import PolicyBase, PolicyError, PolicyOptions, read_result
+from roomkit.policy._base import (
+    PolicyBase,
+    PolicyError,
+    PolicyOptions,
+    check_ids,
+    read_result,
+    utf8_json,
+)
 from roomkit.policy._offloop import checked_timeout
 from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
 
@@ -32,6 +42,10 @@ __all__ = ["MAX_ANSWER_BYTES", "OPAPolicy"]
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most bytes of an answer read from OPA (1 MiB: a decision takes a few hundred); one
 holding more is a failure of the back end, read no further."""
+
+
+_JSON = {"Content-Type": "application/json"}
+"""The type of each query's body, which the policy writes itself (as UTF-8 text)."""
 
 
 class OPAPolicy(PolicyBase):
@@ -81,17 +95,21 @@ class OPAPolicy(PolicyBase):
                     "does not (a token read from a variable that is not set is None)"
                 )
         self.version = self.endpoint
-        self._client: Any = self.module.AsyncClient(timeout=self.timeout)
+        self._client: Any = self._new_client()
         """The HTTP client the queries share (``None`` once closed)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         """The event loop of the client's first query: its connections belong to it."""
+
+    def _new_client(self) -> Any:
+        """An HTTP client whose queries say their body is JSON (unless ``headers`` say else)."""
+        return self.module.AsyncClient(timeout=self.timeout, headers=_JSON)
 
     def _http(self) -> Any:
         """The client for a query on the running loop (made when there is none for it)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop not in (None, loop):
             # A client used on another loop is left as it is: its connections are that loop's.
-            self._client = self.module.AsyncClient(timeout=self.timeout)
+            self._client = self._new_client()
         self._loop = loop
         return self._client
 
@@ -121,13 +139,18 @@ class OPAPolicy(PolicyBase):
             httpx.HTTPError: the query failed.
             TimeoutError: the whole query took longer than ``timeout`` (httpx's own bound
                 is on each read: an answer trickling in a byte at a time never meets it).
+            ValueError: the call holds a number JSON cannot carry (NaN, an infinity).
+            InvalidTextError: the call's ``actor`` or ``tool`` holds text UTF-8 cannot
+                encode (a lone surrogate); the message names it.
         """
+        check_ids(call, "an OPA call", "no OPA input can hold")
+        body = utf8_json({"input": call.to_input()}).encode()
         client = self._http()
         try:
             async with (
                 asyncio.timeout(self.timeout),
                 client.stream(
-                    "POST", self.endpoint, json={"input": call.to_input()}, headers=self.headers
+                    "POST", self.endpoint, content=body, headers=self.headers
                 ) as response,
             ):
                 if response.status_code != 200:

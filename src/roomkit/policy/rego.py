@@ -6,6 +6,10 @@ shape :func:`~roomkit.policy._base.read_result` reads: ``{"decision": "allow" | 
 "ask" | "abstain", "reason": ...}`` (Vercel's ``requires-approval`` and ``not-applicable``
 too), or ``{"allow": true | false}``. An undefined result, or any other shape, is
 ``Abstain``.
+
+The input and the data are written as UTF-8 text, not as ``\\u`` escapes, which rego-cpp
+reads as their six characters (a rule naming ``"José"`` would never apply): a lone surrogate,
+which UTF-8 has none of, is read as ``?``, and one in the call's actor or tool is refused.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from roomkit.policy._base import (
     PolicyBase,
     PolicyError,
     PolicyOptions,
+    check_ids,
     load_json,
     load_text,
     read_result,
+    utf8_json,
 )
 from roomkit.policy._offloop import IN_PROCESS_TIMEOUT, OffLoop, checked_timeout
 from roomkit.policy.decisions import Abstain, PolicyCall, PolicyDecision
@@ -76,7 +82,7 @@ class RegoPolicy(PolicyBase):
         document = load_json(data, "Rego data") if data is not None else None
         if document is not None and not isinstance(document, Mapping):
             raise PolicyError("Rego data is a JSON object (a dict or a .json file)")
-        self._data = None if document is None else json.dumps(document)
+        self._data = None if document is None else utf8_json(document)
         self._local = threading.local()
         """Each thread's own interpreter: one evaluates one query at a time."""
         self._threads = OffLoop("roomkit-rego")
@@ -124,6 +130,7 @@ class RegoPolicy(PolicyBase):
         Raises:
             ValueError: the call holds a number JSON cannot carry (NaN, an infinity).
             RuntimeError: Rego could not evaluate the query on it.
+            InvalidTextError: the call's ``actor`` or ``tool`` holds a lone surrogate.
         """
         return await self._threads.run(lambda: self.decide(call))
 
@@ -134,9 +141,12 @@ class RegoPolicy(PolicyBase):
         Raises:
             ValueError: the call holds a number JSON cannot carry (NaN, an infinity).
             RuntimeError: Rego could not evaluate the query on it.
+            InvalidTextError: the call's ``actor`` or ``tool`` holds text UTF-8 cannot
+                encode (a lone surrogate); the message names it.
         """
+        check_ids(call, "a Rego call", "no Rego input can hold")
         interpreter = self._thread_interpreter()
-        interpreter.set_input_term(json.dumps(call.to_input(), default=str, allow_nan=False))
+        interpreter.set_input_term(utf8_json(call.to_input()))
         try:
             output = self._query(interpreter)
         except _Unevaluable as error:
