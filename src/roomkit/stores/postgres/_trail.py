@@ -9,9 +9,11 @@ it took signed again with its number, while the head is still the one read (an a
 holds the row meanwhile is waited for, and its new head left for the next checkpoint). The
 trail is read in one ``REPEATABLE READ`` transaction: one snapshot of the database.
 
-An adoption signs each head with one check-and-set on the chain's row (still unsigned, and as
-long as it was read): of two adoptions at once, the second waits for the first's row lock and
-then finds the head signed, and each counts only the heads it wrote.
+An adoption reads the unsigned chains' entries and their rows' lengths in one statement (one
+snapshot), and signs each head with one check-and-set on the chain's row (still unsigned, and
+as long as it was read): an append committed meanwhile leaves its chain for the next
+adoption; of two adoptions at once, the second waits for the first's row lock and then finds
+the head signed, and each counts only the heads it wrote.
 """
 
 from __future__ import annotations
@@ -74,10 +76,12 @@ class PostgresTrail:
         self._take = TAKE_HEAD.format(chains=chains, mark="%s")
         self._lock = f"roomkit checkpoints {statements.schema}"
         self._unsigned = (
-            f"SELECT h.pending_id, h.seq, h.entry FROM {s}.roomkit_history h "
+            f"SELECT h.pending_id, h.seq, h.entry, c.length FROM {s}.roomkit_history h "
             f"LEFT JOIN {chains} c ON c.pending_id = h.pending_id "
             "WHERE c.pending_id IS NULL OR c.mac IS NULL ORDER BY h.pending_id, h.seq"
         )
+        """The unsigned chains' entries, each with its chain's length: one statement, so
+        that the length is the one of the entries read (one snapshot)."""
         self._sign = (
             f"INSERT INTO {chains} AS c (pending_id, last_at, length, head, epoch, mac) VALUES "
             "(%s, COALESCE(%s::double precision, extract(epoch FROM statement_timestamp())), "
@@ -87,7 +91,6 @@ class PostgresTrail:
         )
         """Parameters: pending_id, now, the signed head, and the length the chain's row had
         (an append or another adoption meanwhile leaves it as that one made it)."""
-        self._lengths = f"SELECT pending_id, length FROM {chains} WHERE mac IS NULL"
 
     def use_keys(self, keys: AuditKeys | None) -> None:
         """Sign with ``keys`` from now on (``None``: write heads unsigned)."""
@@ -116,10 +119,11 @@ class PostgresTrail:
         await self._ready()
         async with self._link.connection() as db, db.transaction():
             rows = await (await db.execute(self._unsigned)).fetchall()
-            lengths = dict(await (await db.execute(self._lengths)).fetchall())
             chains: dict[str, list[tuple[int, str]]] = {}
-            for pending_id, seq, text in rows:
+            lengths: dict[str, int | None] = {}
+            for pending_id, seq, text, length in rows:
                 chains.setdefault(str(pending_id), []).append((int(seq), str(read_back(text))))
+                lengths[str(pending_id)] = length
             signed, broken = unsigned_heads(chains, self.anchoring)
             now = self._store.clock()
             async with db.cursor() as cursor:
