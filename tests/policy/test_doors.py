@@ -123,6 +123,7 @@ UNHELD = [
     pytest.param({"cmd": "l\ud800s"}, InvalidTextError, r"lone surrogate .* of 'cmd'", id="text"),
     pytest.param(holding_itself(), ValueError, r"hold themselves at 'again'", id="loop"),
     pytest.param({"cmd": {"ls"}}, TypeError, r"type set at 'cmd'", id="set"),
+    pytest.param({"cmd": float("nan")}, ValueError, r"hold nan at 'cmd'", id="nan"),
     # Deeper than a copy's recursion reaches, not as deep as the digest's.
     pytest.param(nested(600), ArgumentsTooLargeError, r"nest .* more than 24", id="deep"),
     pytest.param(nested(5_000), ArgumentsTooLargeError, r"nest .* more than 24", id="deeper"),
