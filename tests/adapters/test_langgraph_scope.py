@@ -4,15 +4,23 @@ the same moment under different ones, and resumes under others, are refused."""
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from tests.servers.stores import Ahead, fresh_prefix
+from tests.tools.human_input.stores.redis_relay import Relay
 
 from roomkit.adapters import langgraph as lg
+from roomkit.adapters._resumes import LEASE
+from roomkit.core.exceptions import RunUnderWayError
+from roomkit.stores.redis import RedisStore
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
@@ -52,27 +60,34 @@ def asking(saver: Any) -> Any:
     return graph.add_edge(START, "node").add_edge("node", END).compile(checkpointer=saver)
 
 
+async def at_once(graph: Any, handler: HumanInputHandler, *actors: str) -> tuple[Any, str]:
+    """Two starts of the thread at once, under ``actors``: what the one that took it
+    returned, and the actor of the other, which ran nothing."""
+    both = await asyncio.gather(
+        *(lg.start(graph, {}, CONFIG, handler=handler, actor=actor) for actor in actors),
+        return_exceptions=True,
+    )
+    (won,) = [i for i, out in enumerate(both) if isinstance(out, list)]
+    lost = both[1 - won]
+    assert isinstance(lost, RunUnderWayError), lost
+    assert "nothing was run and nobody was asked" in str(lost)
+    return both[won], actors[1 - won]
+
+
 async def test_starts_at_once_under_two_actors_keep_one_scope(tmp_path: Path) -> None:
     """Both starts read the thread before either kept its scope: both kept theirs, and a
     resume under the second actor opened a request of its own, asking again. Now one takes
-    the thread and the other is refused as a later start under another actor is."""
+    the thread, the other is told another start is taking it, and started again is refused
+    as a later start under another actor is."""
     store = SQLiteStore(tmp_path / "requests.db")
     handler = HumanInputHandler(store=store)
+    graph = asking(Gate(reads=2))
     try:
-        graph = asking(Gate(reads=2))
-        both = await asyncio.gather(
-            lg.start(graph, {}, CONFIG, handler=handler, actor="alice"),
-            lg.start(graph, {}, CONFIG, handler=handler, actor="bob"),
-            return_exceptions=True,
-        )
-        (won,) = [i for i, out in enumerate(both) if isinstance(out, list)]
-        lost = both[1 - won]
-        assert isinstance(lost, ValueError), lost
-        assert lost.args[0].startswith("langgraph.start(): thread 't-scope' was started under")
-        loser = ["alice", "bob"][1 - won]
+        (question,), loser = await at_once(graph, handler, "alice", "bob")
+        with pytest.raises(ValueError, match=ANOTHER.format("start")):
+            await lg.start(graph, {}, CONFIG, handler=handler, actor=loser)
         with pytest.raises(ValueError, match=ANOTHER.format("resume")):
             await lg.resume(graph, CONFIG, handler=handler, actor=loser)
-        (question,) = both[won]
         assert [request.pending_id for request in await handler.list_pending()] == [question]
     finally:
         await store.close()
@@ -122,3 +137,102 @@ async def test_a_thread_started_before_its_scope_was_kept_goes_on_as_asked(
     state = await app.aget_state(CONFIG)
     assert state.values == {"colour": ["blue", "dark"]}
     assert not [key for key in state.metadata if key.startswith("roomkit")]
+
+
+async def test_starts_at_once_under_one_actor_run_the_graph_once(tmp_path: Path) -> None:
+    """The second took the first's scope for another actor's, in the moment between the
+    first's claim and its marks, and said the thread was started under another actor or
+    room. Now it says another start is taking the thread, and re-attaches once it returned."""
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    graph = asking(Gate(reads=2))
+    try:
+        won, _ = await at_once(graph, handler, "alice", "alice")
+        assert await lg.start(graph, {}, CONFIG, handler=handler, actor="alice") == won
+    finally:
+        await store.close()
+
+
+def kept_write(prefix: str) -> bytes:
+    """What the write keeping the thread's scope for good, on a Redis store at ``prefix``,
+    sends to the server."""
+    key = f"{prefix}:ledger:resume:lg-scoped:t-scope".encode()
+    return b"$3\r\nSET\r\n$%d\r\n%s\r\n" % (len(key), key)
+
+
+async def start_ended(relay: Relay, prefix: str, ending: str) -> None:
+    """Alice's start, ended by ``ending`` (``"cancelled"`` or ``"killed"``, in a process of
+    its own) while its write keeping the thread's scope for good is on its way."""
+    held = relay.hold(kept_write(prefix))
+    if ending == "killed":
+        script = Path(__file__).with_name("langgraph_starter.py")
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, str(script), relay.url, prefix, cwd=Path(__file__).parents[2]
+        )
+        waits = asyncio.ensure_future(held.wait()), asyncio.ensure_future(child.wait())
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        assert held.is_set(), f"the start ended first ({child.returncode})"
+        child.kill()
+        assert await child.wait() == -signal.SIGKILL
+        return
+    store = RedisStore(relay.url, prefix=prefix)
+    try:
+        handler = HumanInputHandler(store=store)
+        graph = asking(InMemorySaver())
+        start = asyncio.ensure_future(lg.start(graph, {}, CONFIG, handler=handler, actor="alice"))
+        await held.wait()
+        start.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await start
+    finally:
+        await store.close()
+
+
+class Ended(NamedTuple):
+    """A handler on the store where Alice's start ended, a graph, and the store's clock."""
+
+    handler: HumanInputHandler
+    graph: Any
+    clock: Ahead
+
+
+@pytest.fixture(params=["cancelled", "killed"])
+async def ended(relay: Relay, request: pytest.FixtureRequest) -> AsyncIterator[Ended]:
+    """Alice's start ended while its write keeping the thread's scope for good was on its
+    way: cancelled, or killed in a process of its own."""
+    prefix, clock = fresh_prefix(), Ahead()
+    await start_ended(relay, prefix, request.param)
+    store = RedisStore(relay.url, prefix=prefix, clock=clock)
+    try:
+        yield Ended(HumanInputHandler(store=store), asking(InMemorySaver()), clock)
+    finally:
+        await store.close()
+
+
+async def test_a_start_ended_before_its_scope_was_kept_leaves_it_to_the_next(
+    ended: Ended,
+) -> None:
+    """It kept Alice's mark for good and the thread's for a lease only: once the lease
+    lapsed, Bob's start kept his too, and a resume under Alice asked again about what was
+    Bob's."""
+    handler, graph, clock = ended
+    await clock.move(LEASE + 1)
+    (question,) = await lg.start(graph, {}, CONFIG, handler=handler, actor="bob")
+    with pytest.raises(ValueError, match=ANOTHER.format("resume")):
+        await lg.resume(graph, CONFIG, handler=handler, actor="alice")
+    assert [request.pending_id for request in await handler.list_pending()] == [question]
+
+
+async def test_a_start_ended_before_its_scope_was_kept_is_kept_by_the_next_one(
+    ended: Ended,
+) -> None:
+    """Alice's start again found her mark and left the thread's on its lease: once it
+    lapsed, Bob was told the thread was started on another store."""
+    handler, graph, clock = ended
+    (question,) = await lg.start(graph, {}, CONFIG, handler=handler, actor="alice")
+    await clock.move(LEASE + 1)
+    with pytest.raises(ValueError, match=ANOTHER.format("resume")):
+        await lg.resume(graph, CONFIG, handler=handler, actor="bob")
+    with pytest.raises(ValueError, match=ANOTHER.format("start")):
+        await lg.start(graph, {}, CONFIG, handler=handler, actor="bob")
+    assert [request.pending_id for request in await handler.list_pending()] == [question]

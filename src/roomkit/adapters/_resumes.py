@@ -55,13 +55,17 @@ class Resumes:
     def __init__(self, handler: HumanInputHandler) -> None:
         self.handler = handler
 
-    async def claim(self, name: str, *, lease: float | None = None) -> bool:
+    async def claim(
+        self, name: str, *, lease: float | None = None, until: float | None = None
+    ) -> bool:
         """Claim the resume ``name`` for this resumer; ``False`` when another holds it.
 
         ``lease`` seconds later the claim lapses (so a resumer that died holding it does
-        not block the pause for ever); ``None`` keeps it.
+        not block the pause for ever), or at ``until`` on the ledger's clock
+        (:func:`ledger_now`), so that claims taken together lapse together; neither keeps it.
         """
-        until = None if lease is None else ledger_now(self.handler) + lease
+        if lease is not None:
+            until = ledger_now(self.handler) + lease
         return await self.handler.ledger.spend_once(ledger_name("resume", name), until=until)
 
     async def resume_once(

@@ -121,10 +121,10 @@ async def start(
 
     Raises:
         TypeError, ValueError: as :func:`run`, before the graph runs; ValueError too when
-            the thread was started under another ``actor`` or ``room`` (by another start at
-            the same moment too), or on a handler over another store (as :func:`resume`).
-        RunUnderWayError: another start of the thread is running the graph (nothing was
-            run).
+            the thread was started under another ``actor`` or ``room``, or on a handler
+            over another store (as :func:`resume`).
+        RunUnderWayError: another start of the thread is taking it or running the graph
+            (nothing was run).
     """
     asker, _ = asking(handler, CHANNEL, options, where="langgraph.start()")
     thread = _thread(config, "langgraph.start()")  # before the graph runs: its requests name it

@@ -5,11 +5,18 @@ than asking again.
 A request's key holds the thread and the interrupt, within the scope of the actor and room
 it was opened for: a resume given another actor or room would find none of the thread's
 requests and open new ones, asking people again about what was decided. So the first start
-of a thread takes, in the handler's ledger, the mark that the thread's scope is kept (a
-spend-once: of starts under different scopes at the same moment, one takes it), then keeps
-for good a mark of the thread under its actor and room, and the first mark for good; a start
-or resume under another scope finds the first mark without the second and is refused before
-anything is opened.
+of a thread keeps, in the handler's ledger, a mark of the thread under its actor and room
+and a mark that the thread's scope is kept, both for good; a start or resume under another
+scope finds the second without the first and is refused before anything is opened.
+
+The ledger writes one mark at a time, so a start takes the thread first (a spend-once with a
+lease: of starts at the same moment, one takes it and the others are told that another start
+is under way), writes its own mark for the same lease, then keeps the thread's mark for good
+and its own after it. A start cancelled or failing in between gives them back. One killed in
+between leaves them to the next start under its scope, which keeps them for good, or to lapse
+with its lease, the thread then free for any start; its own mark is never kept for good
+before the thread's, as it would outlast the lease and let a start under another scope take
+the thread too.
 
 A handler over another store holds neither mark, as a thread started before these marks
 were kept does. So the checkpoints that a start and its resumes write carry
@@ -26,7 +33,8 @@ from typing import Any
 
 from roomkit.adapters._keys import pause_key
 from roomkit.adapters._pauses import Asker
-from roomkit.adapters._resumes import LEASE
+from roomkit.adapters._resumes import LEASE, Resumes, ledger_now
+from roomkit.core.exceptions import RunUnderWayError
 from roomkit.models.shown import shown
 
 __all__ = ["SCOPE_KEPT", "check_scope", "keep_scope", "kept_here"]
@@ -36,10 +44,15 @@ SCOPE_KEPT = "roomkit_scope_kept"
 store the thread started on keeps its actor and room."""
 
 
-def _names(thread: str, asker: Asker) -> tuple[str, str]:
-    """The mark that ``thread``'s scope is kept, and the mark of its scope being ``asker``'s."""
+def _names(thread: str, asker: Asker) -> tuple[str, str, str]:
+    """The claim of a start taking ``thread``, the mark that its scope is kept, and the
+    mark of its scope being ``asker``'s."""
     scope = json.dumps([asker.actor, asker.room])
-    return pause_key("lg-scoped", thread), pause_key("lg-scope", thread, scope)
+    return (
+        pause_key("lg-scoping", thread),
+        pause_key("lg-scoped", thread),
+        pause_key("lg-scope", thread, scope),
+    )
 
 
 async def check_scope(asker: Asker, thread: str, state: Any, where: str) -> bool:
@@ -47,13 +60,14 @@ async def check_scope(asker: Asker, thread: str, state: Any, where: str) -> bool
     room on its store (or its scope was never kept); whether this store keeps it.
 
     Raises:
-        ValueError: it was started under another actor or room, or on another store
-            (nothing was opened).
+        ValueError: it was started under another actor or room (or a start is taking it),
+            or on another store (nothing was opened).
     """
-    kept, mine = _names(thread, asker)
-    if await asker.resumes.held(mine):
+    taking, kept, mine = _names(thread, asker)
+    resumes = asker.resumes
+    if await resumes.held(mine):
         return True
-    if await asker.resumes.held(kept):
+    if await resumes.held(kept) or await resumes.held(taking):
         raise _another(asker, thread, where)
     _check_store(thread, state, where)
     return False
@@ -64,27 +78,45 @@ async def keep_scope(asker: Asker, thread: str, state: Any, where: str) -> None:
     is kept as theirs already.
 
     Raises:
-        ValueError: it is kept under another actor or room (another start took it, at the
-            same moment too), or on another store (nothing was opened).
+        ValueError: it is kept under another actor or room, or on another store (nothing
+            was opened).
+        RunUnderWayError: another start is taking the thread at this moment, or died doing
+            so less than :data:`LEASE` seconds ago (nothing was opened).
     """
-    kept, mine = _names(thread, asker)
+    taking, kept, mine = _names(thread, asker)
     resumes = asker.resumes
     if await resumes.held(mine):
+        # Its own mark within a lease: the start that wrote it died before keeping both.
+        await _keep(resumes, kept, mine)
         return
-    if not await resumes.held(kept):
-        _check_store(thread, state, where)
-    # Taken for a lease, kept for good once the scope's own mark is: a start that dies in
-    # between leaves the thread to the next start once the lease lapses.
-    if await resumes.claim(kept, lease=LEASE):
-        try:
-            await resumes.keep_claim(mine)
-        except BaseException:
-            await resumes.unclaim(kept)
-            raise
-        await resumes.keep_claim(kept)
-        return
-    if not await resumes.held(mine):
+    if await resumes.held(kept):
         raise _another(asker, thread, where)
+    _check_store(thread, state, where)
+    until = ledger_now(asker.handler) + LEASE
+    if not await resumes.claim(taking, until=until):
+        raise RunUnderWayError(
+            f"{where}: another start() of thread {shown(thread)} is taking it: nothing was "
+            "run and nobody was asked; start() it again once that one returned (under the "
+            "same actor and room it re-attaches to the thread's requests, under others it "
+            f"is refused), or, if that one died, once its claim lapses ({LEASE:.0f} seconds "
+            "after it began)"
+        )
+    if await resumes.held(kept):  # kept by a start whose claim lapsed meanwhile
+        raise _another(asker, thread, where)
+    try:
+        await resumes.claim(mine, until=until)  # lapses with the claim when left there
+        await _keep(resumes, kept, mine)
+    except BaseException:
+        await resumes.unclaim(mine)
+        await resumes.unclaim(kept)
+        await resumes.unclaim(taking)
+        raise
+
+
+async def _keep(resumes: Resumes, kept: str, mine: str) -> None:
+    """Keep the thread's mark for good, then the scope's (never the other way round)."""
+    await resumes.keep_claim(kept)
+    await resumes.keep_claim(mine)
 
 
 def kept_here(config: Mapping[str, Any]) -> dict[str, Any]:
