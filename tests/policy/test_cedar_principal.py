@@ -74,3 +74,12 @@ def test_an_actor_or_tool_no_entity_id_can_be_is_refused_naming_it(how: str, fie
     call = PolicyCall(names["tool"], {}, "digest", names["actor"], "r1", "agent")
     with pytest.raises(InvalidTextError, match=rf"^a Cedar call's {field} .* lone surrogate"):
         _policies(how).decide(call)
+
+
+@pytest.mark.parametrize("how", ["remembered", "context", "per-call"])
+def test_an_actor_that_is_no_text_is_a_type_error(how: str) -> None:
+    """A call for an actor given as a number raised ``AttributeError`` from the check of its
+    text, where Cedar says it takes text: a ``TypeError``, as a tool that is no text is."""
+    call = PolicyCall("pay", {}, "digest", 5, "r1", "agent")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _policies(how).decide(call)
