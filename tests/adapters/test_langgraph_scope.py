@@ -93,11 +93,18 @@ async def test_starts_at_once_under_two_actors_keep_one_scope(tmp_path: Path) ->
         await store.close()
 
 
-async def test_a_resume_on_another_store_is_refused_and_asks_nobody(
-    handler: HumanInputHandler, tmp_path: Path
-) -> None:
+async def test_a_resume_on_another_store_is_refused_and_asks_nobody(tmp_path: Path) -> None:
     """A handler over another store found no mark of the thread's scope, took the thread for
     one started before the marks were kept, and asked again about its interrupt."""
+    first = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=first)
+    try:
+        await _refused_on_another_store(handler, tmp_path)
+    finally:
+        await first.close()
+
+
+async def _refused_on_another_store(handler: HumanInputHandler, tmp_path: Path) -> None:
     graph = asking(InMemorySaver())
     (question,) = await lg.start(graph, {}, CONFIG, handler=handler, actor="alice")
     store = SQLiteStore(tmp_path / "other.db")
@@ -113,6 +120,20 @@ async def test_a_resume_on_another_store_is_refused_and_asks_nobody(
         await store.close()
     assert await handler.aresolve(question, "blue", by="alice")
     assert await lg.resume(graph, CONFIG, handler=handler, actor="alice") == []
+    assert (await graph.aget_state(CONFIG)).values == {"colour": "blue"}
+
+
+async def test_a_thread_started_on_the_memory_store_asks_again_after_a_restart() -> None:
+    """The memory store's marks and requests end with its process: a thread it started,
+    resumed on a new memory store (the process restarted, the checkpointer kept), is not
+    refused for good as one started on another store; it asks again, as nothing is left."""
+    graph = asking(InMemorySaver())
+    (question,) = await lg.start(graph, {}, CONFIG, handler=HumanInputHandler(), actor="alice")
+    restarted = HumanInputHandler()
+    (again,) = await lg.resume(graph, CONFIG, handler=restarted, actor="alice")
+    assert again != question
+    assert await restarted.aresolve(again, "blue", by="alice")
+    assert await lg.resume(graph, CONFIG, handler=restarted, actor="alice") == []
     assert (await graph.aget_state(CONFIG)).values == {"colour": "blue"}
 
 

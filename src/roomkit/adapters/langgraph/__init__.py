@@ -115,9 +115,10 @@ async def start(
     :class:`~roomkit.core.exceptions.RunUnderWayError` while the first runs, and
     re-attaches to its requests once it stopped.
 
-    The thread's ``actor`` and ``room`` are kept in the handler's store, and the checkpoints
-    that it and :func:`resume` write carry ``roomkit_scope_kept: True`` in their metadata:
-    a resume under others, or on a handler over another store, is refused.
+    The thread's ``actor`` and ``room`` are kept in the handler's store, and on a durable
+    store the checkpoints that it and :func:`resume` write carry ``roomkit_scope_kept:
+    True`` in their metadata: a resume under others, or on a handler over another store, is
+    refused (a thread started on the memory store, resumed on a new one, asks again).
 
     Raises:
         TypeError, ValueError: as :func:`run`, before the graph runs; ValueError too when
@@ -131,7 +132,7 @@ async def start(
     warn_unmatched(asker.rules, tool_names(graph), where="langgraph.start()")
     state = await _kept_state(graph, config, "langgraph.start()")
     await keep_scope(asker, thread, state, "langgraph.start()")
-    config = kept_here(config)
+    config = kept_here(config, asker)
     if not state.interrupts:
         seen = state.config.get("configurable", {}).get("checkpoint_id")
         ran = await alone(asker.resumes, thread, lambda: _first_run(graph, input, config, seen))
@@ -186,7 +187,7 @@ async def resume(
             "start(), and resume it with the same thread_id on the same checkpointer"
         )
     if await check_scope(asker, thread, state, "langgraph.resume()"):
-        config = kept_here(config)
+        config = kept_here(config, asker)
     return await _settle_or_open(graph, config, asker)
 
 

@@ -19,10 +19,11 @@ before the thread's, as it would outlast the lease and let a start under another
 the thread too.
 
 A handler over another store holds neither mark, as a thread started before these marks
-were kept does. So the checkpoints that a start and its resumes write carry
-:data:`SCOPE_KEPT` in their metadata: a thread whose checkpoint says its scope is kept, on a
-store that keeps none of it, was started on another store, and is refused. A thread started
-before, whose checkpoints say nothing, goes on as it is asked.
+were kept does. So the checkpoints that a start and its resumes write on a durable store
+carry :data:`SCOPE_KEPT` in their metadata: a thread whose checkpoint says its scope is
+kept, on a store that keeps none of it, was started on another store, and is refused. A
+thread started before, whose checkpoints say nothing, goes on as it is asked; so does one
+started on the memory store, whose marks and requests end with its process.
 """
 
 from __future__ import annotations
@@ -119,9 +120,13 @@ async def _keep(resumes: Resumes, kept: str, mine: str) -> None:
     await resumes.keep_claim(mine)
 
 
-def kept_here(config: Mapping[str, Any]) -> dict[str, Any]:
+def kept_here(config: Mapping[str, Any], asker: Asker) -> Mapping[str, Any]:
     """``config`` with :data:`SCOPE_KEPT` in its metadata, which LangGraph writes into each
-    checkpoint of a run given it."""
+    checkpoint of a run given it, when ``asker``'s store is durable. The memory store's
+    marks end with its process, as its requests do: a thread it started, resumed on a new
+    one (the process restarted), has nothing left to find and asks again."""
+    if not asker.handler.durable:
+        return config
     return {**config, "metadata": {**(config.get("metadata") or {}), SCOPE_KEPT: True}}
 
 
