@@ -4,10 +4,11 @@ given (the activity would be retried), checks in the workflow what ``create`` wo
 
 :func:`check_request_text` refuses text a store cannot hold (a lone surrogate), ids that are
 no text, NaN and infinities, arguments that are not JSON (bytes, a set, a key that is not a
-``str``) and arguments that hold themselves; :func:`check_arguments_json` the same of the
-arguments alone, and :func:`check_arguments` all ``create`` refuses of them (their size
-first), for code that reads a call's arguments before any request is made (a policy step,
-which digests them for the policy); :func:`check_ladder_text` a ladder's default
+``str``) and arguments that hold themselves; :func:`check_arguments` all ``create`` refuses
+of the arguments alone (their size first, so that arguments nested past any bound are
+refused as too deep before anything else walks them), for code that reads a call's arguments
+before any request is made (a policy step, which digests them for the policy);
+:func:`check_ladder_text` a ladder's default
 answer or escalation a store cannot hold; :func:`check_arguments_size` arguments longer
 than a request keeps (:data:`MAX_ARGUMENTS_CHARS` as JSON, on every store), nested deeper
 than :data:`MAX_ARGUMENTS_DEPTH` levels, or holding an integer longer than
@@ -28,7 +29,6 @@ from roomkit.tools.human_input._arguments import check_arguments
 from roomkit.tools.human_input._checks import (
     MAX_ARGUMENTS_DEPTH,
     MAX_NUMBER_CHARS,
-    check_arguments_json,
     check_ladder_text,
     check_request_text,
     check_surface,
@@ -45,7 +45,6 @@ __all__ = [
     "answer_schema_of",
     "check_approvers",
     "check_arguments",
-    "check_arguments_json",
     "check_arguments_size",
     "check_ladder_text",
     "check_request_text",
