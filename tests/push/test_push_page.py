@@ -19,10 +19,20 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from playwright.sync_api import Browser, Playwright, Response, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Playwright,
+    Request,
+    Response,
+    expect,
+    sync_playwright,
+)
 from tests.push.push_service import PushService
 from tests.servers.threaded_app import ThreadedApp
 
@@ -51,6 +61,18 @@ FAKE_SUBSCRIBE = """
   };
 })(%s);
 """
+
+
+def subscribing_page(
+    served: Served, browser: Browser, subscription: dict[str, Any]
+) -> tuple[BrowserContext, Page]:
+    """A page in a context of its own, notifications allowed, whose browser subscribes with
+    ``subscription``."""
+    context = browser.new_context()
+    context.grant_permissions(["notifications"], origin=served.url)
+    context.add_init_script(FAKE_SUBSCRIBE % json.dumps(subscription))
+    return context, context.new_page()
+
 
 # Dispatches a push message to the worker and resolves with the notification it showed.
 PUSH = """async (data) => {
@@ -137,10 +159,7 @@ def test_a_question_pushed_to_the_page_is_approved_from_its_notification(
     served: Served, browser: Browser, tmp_path: Path
 ) -> None:
     phone = served.service.browser("phone")
-    context = browser.new_context()
-    context.grant_permissions(["notifications"], origin=served.url)
-    context.add_init_script(FAKE_SUBSCRIBE % json.dumps(phone.subscription()))
-    page = context.new_page()
+    context, page = subscribing_page(served, browser, phone.subscription())
     try:
         # The page registers its worker and, notifications being allowed, subscribes and
         # gives the desk the subscription.
@@ -245,10 +264,7 @@ def test_a_subscription_the_desk_refuses_is_said_on_the_page(
     again."""
     elsewhere = served.service.browser("phone").subscription()
     elsewhere["endpoint"] = "https://push.example.net<b>/send/phone"
-    context = browser.new_context()
-    context.grant_permissions(["notifications"], origin=served.url)
-    context.add_init_script(FAKE_SUBSCRIBE % json.dumps(elsewhere))
-    page = context.new_page()
+    context, page = subscribing_page(served, browser, elsewhere)
     try:
         with page.expect_response(lambda r: r.url.endswith("/api/push/subscriptions")) as sent:
             page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice')}")
@@ -271,10 +287,7 @@ def test_a_subscription_lost_on_the_way_is_said_and_tried_again(
     """The subscription never reaches the desk (the request fails in the browser): the page
     says the desk cannot be reached, and its button gives the subscription again."""
     phone = served.service.browser("phone")
-    context = browser.new_context()
-    context.grant_permissions(["notifications"], origin=served.url)
-    context.add_init_script(FAKE_SUBSCRIBE % json.dumps(phone.subscription()))
-    page = context.new_page()
+    context, page = subscribing_page(served, browser, phone.subscription())
     subscriptions = "**/api/push/subscriptions"
     page.route(subscriptions, lambda route: route.abort("internetdisconnected"))
     try:
@@ -290,6 +303,52 @@ def test_a_subscription_lost_on_the_way_is_said_and_tried_again(
         assert sent.value.status == 200
         expect(said).to_be_hidden()
         expect(button).to_be_hidden()
+        assert [kept.endpoint for kept in PushSubscriptions(tmp_path).of("alice")] == [
+            phone.endpoint
+        ]
+    finally:
+        context.close()
+
+
+# Seconds a token lasts in the test that signs the page out: long enough for the page to
+# start and give its subscription, then the desk closes the WebSocket and refuses it.
+SHORT_TTL = 4.0
+
+
+def test_a_click_subscribes_once_however_often_the_page_started(
+    served: Served, browser: Browser, tmp_path: Path
+) -> None:
+    """Signed out (the token expired) and signed in again without a reload, the page gives
+    the subscription once per click of its button, not once per sign-in."""
+    phone = served.service.browser("phone")
+    context, page = subscribing_page(served, browser, phone.subscription())
+    subscriptions = "**/api/push/subscriptions"
+    page.route(subscriptions, lambda route: route.abort("internetdisconnected"))
+
+    def given(request: Request) -> bool:
+        return request.url.endswith("/api/push/subscriptions")
+
+    try:
+        with page.expect_event("requestfailed", given):
+            page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice', ttl=SHORT_TTL)}")
+        expect(page.locator("#signin-error")).to_have_text(
+            "The desk refused your token: open a fresh link.", timeout=SHORT_TTL * 1000 + 10_000
+        )
+        page.get_by_label("Token").fill(issue_token(SECRET, "alice"))
+        # Signed in again, the page gives the subscription again (and the desk is not
+        # reached): the button stays to try again.
+        with page.expect_event("requestfailed", given):
+            page.get_by_role("button", name="Sign in").click()
+        page.unroute(subscriptions)
+        sent: list[Request] = []
+        page.on("request", lambda request: sent.append(request) if given(request) else None)
+        button = page.get_by_role("button", name="Notify me on this device")
+        with page.expect_response(lambda r: given(r.request)) as answered:
+            button.click()
+        assert answered.value.status == 200
+        expect(button).to_be_hidden()
+        expect(page.locator("#push-error")).to_be_hidden()
+        assert len(sent) == 1
         assert [kept.endpoint for kept in PushSubscriptions(tmp_path).of("alice")] == [
             phone.endpoint
         ]

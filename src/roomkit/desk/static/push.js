@@ -12,6 +12,9 @@
  * subscribes anew with an endpoint of their own. When the desk refuses the subscription, or
  * cannot be reached, `tell(answer)` says so on the page (`tell(null)` takes it back) and the
  * button stays to try again.
+ *
+ * The page calls `offerPush` on each sign-in, without a reload when a person signs in again:
+ * the button's one click handler is replaced, so a tap subscribes once.
  */
 
 import { show } from './dom.js';
@@ -71,7 +74,8 @@ export function offerPush(button, api, tell) {
       show(button, said);
       return kept;
     }
-    button.addEventListener('click', function () {
+    // Set, not added: each sign-in offers the button again, with its own key and handler.
+    button.onclick = function () {
       window.Notification.requestPermission().then(function (permission) {
         if (permission !== 'granted') {
           show(button, permission === 'default');
@@ -83,7 +87,7 @@ export function offerPush(button, api, tell) {
           show(button, true);
         });
       });
-    });
+    };
     if (window.Notification.permission === 'granted') {
       // Subscribed on an earlier visit (or allowed already): keep the desk's record current.
       return subscribe(api, key).then(given, function () {
