@@ -354,3 +354,34 @@ def test_a_click_subscribes_once_however_often_the_page_started(
         ]
     finally:
         context.close()
+
+
+BROWSER_REFUSED = (
+    "Notifications to this device could not be turned on: this browser could not subscribe "
+    "to its push service (a private window cannot)."
+)
+
+
+def test_a_subscription_the_browser_refuses_is_said_and_offered_again(
+    served: Served, browser: Browser, tmp_path: Path
+) -> None:
+    """The browser's own ``PushManager.subscribe()`` fails (Chromium has no push service in
+    a private window, which a Playwright context is): after a tap, and on a visit with
+    notifications allowed already, the page says so and offers to try again."""
+    context = browser.new_context()
+    page = context.new_page()
+    button = page.get_by_role("button", name="Notify me on this device")
+    said = page.locator("#push-error")
+    try:
+        page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice')}")
+        expect(button).to_be_visible()
+        context.grant_permissions(["notifications"], origin=served.url)
+        button.click()
+        expect(said).to_have_text(BROWSER_REFUSED)
+        expect(button).to_be_visible()
+        page.reload()
+        expect(said).to_have_text(BROWSER_REFUSED)
+        expect(button).to_be_visible()
+        assert PushSubscriptions(tmp_path).of("alice") == []
+    finally:
+        context.close()

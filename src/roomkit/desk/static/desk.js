@@ -134,14 +134,14 @@ function loadPolicyCounts() {
   });
 }
 
-// What the desk answered when it did not keep this device's push subscription (null: the
-// subscription is being given again, or was kept).
-function pushRefused(result) {
+// Why this device's push subscription was not made or not kept (null: it is being made
+// again, or was kept).
+function pushRefused(reason) {
   var error = $('push-error');
-  error.textContent = result
-    ? shownText('Notifications to this device could not be turned on: ' + describe(result))
+  error.textContent = reason
+    ? shownText('Notifications to this device could not be turned on: ' + reason)
     : '';
-  show(error, Boolean(result));
+  show(error, Boolean(reason));
 }
 
 // -- start ----------------------------------------------------------------------------------

@@ -9,15 +9,21 @@
  * desk (POST api/push/subscriptions) for the signed-in person. A device subscribed already
  * is given again on each visit, so the desk keeps it current; one the desk keeps for another
  * person (409: they signed in on this browser before) is unsubscribed, and this person
- * subscribes anew with an endpoint of their own. When the desk refuses the subscription, or
- * cannot be reached, `tell(answer)` says so on the page (`tell(null)` takes it back) and the
- * button stays to try again.
+ * subscribes anew with an endpoint of their own. When the browser cannot subscribe (its push
+ * service cannot be reached or refuses, a private window has none), or the desk refuses the
+ * subscription or cannot be reached, `tell(reason)` says why on the page (`tell(null)` takes
+ * it back) and the button stays to try again.
  *
  * The page calls `offerPush` on each sign-in, without a reload when a person signs in again:
  * the button's one click handler is replaced, so a tap subscribes once.
  */
 
 import { show } from './dom.js';
+import { describe } from './session.js';
+
+// Why the browser's PushManager.subscribe() failed, for the person: the browser's own error
+// names its internals ("Registration failed - permission denied").
+var BROWSER_REFUSED = 'this browser could not subscribe to its push service (a private window cannot).';
 
 function supported() {
   return 'serviceWorker' in navigator && 'PushManager' in window && typeof window.Notification === 'function';
@@ -39,6 +45,7 @@ function keyBytes(text) {
   return bytes;
 }
 
+// The desk's answer to the subscription; rejected when the browser could not subscribe.
 function subscribe(api, key) {
   return navigator.serviceWorker.ready.then(function (registration) {
     var manager = registration.pushManager;
@@ -65,14 +72,21 @@ export function offerPush(button, api, tell) {
   return api('GET', 'api/push/key').then(function (result) {
     if (result.status !== 200 || !result.data || typeof result.data.public_key !== 'string') return false;
     var key = result.data.public_key;
-    // The desk's answer to the subscription: refused (or never reached), the person is told
-    // why and may try again; a refused token has signed the page out already.
+    // A subscription not made or not kept is said, and the person may try again.
+    function say(reason) {
+      tell(reason);
+      show(button, reason !== null);
+    }
+    // The desk's answer: refused or never reached, say why; a refused token has signed the
+    // page out already.
     function given(answer) {
       var kept = answer.status === 200;
-      var said = !kept && answer.status !== 401;
-      tell(said ? answer : null);
-      show(button, said);
+      say(kept || answer.status === 401 ? null : describe(answer));
       return kept;
+    }
+    function failed() {
+      say(BROWSER_REFUSED);
+      return false;
     }
     // Set, not added: each sign-in offers the button again, with its own key and handler.
     button.onclick = function () {
@@ -83,16 +97,12 @@ export function offerPush(button, api, tell) {
         }
         show(button, false);
         tell(null);
-        subscribe(api, key).then(given, function () {
-          show(button, true);
-        });
+        subscribe(api, key).then(given, failed);
       });
     };
     if (window.Notification.permission === 'granted') {
       // Subscribed on an earlier visit (or allowed already): keep the desk's record current.
-      return subscribe(api, key).then(given, function () {
-        return false;
-      });
+      return subscribe(api, key).then(given, failed);
     }
     if (window.Notification.permission === 'denied') return false;
     show(button, true);
