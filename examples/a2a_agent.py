@@ -77,6 +77,8 @@ def build() -> A2AGate:
         executor.task_store(InMemoryTaskStore()),
         CARD,
         push_config_store=InMemoryPushNotificationConfigStore(),
+        # A message sent again (its reply lost) reaches the task its first sending started.
+        request_context_builder=executor.request_context_builder(),
     )
     routes = create_agent_card_routes(CARD) + create_rest_routes(requests)
     return A2AGate(Starlette(routes=routes), handler=handler, secret=SECRET)

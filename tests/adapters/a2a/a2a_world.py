@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -165,7 +166,11 @@ class World:
         """Serve the routes with ``configs`` as the request handler's config store."""
         # The executor's view of the task store carries out a cancel the SDK only writes.
         tasks = self.executor.task_store(self.tasks)
-        requests = DefaultRequestHandler(self.executor, tasks, CARD, push_config_store=configs)
+        # A message sent again names the task its first sending started.
+        contexts = self.executor.request_context_builder()
+        requests = DefaultRequestHandler(
+            self.executor, tasks, CARD, push_config_store=configs, request_context_builder=contexts
+        )
         self.requests = requests
         """The SDK's request handler the routes serve."""
         self._served.append(requests)
@@ -210,9 +215,10 @@ class World:
         push: TaskPushNotificationConfig | None = None,
         binding: str = "HTTP+JSON",
         immediately: bool = False,
+        message_id: str | None = None,
     ) -> Task:
-        """One message through the SDK's client; the task as it then stands (as soon as
-        the task exists, when ``immediately``)."""
+        """One message (a new ``messageId`` unless given) through the SDK's client; the
+        task as it then stands (as soon as the task exists, when ``immediately``)."""
         client = self.client(http, binding)
         parts = []
         if text is not None:
@@ -222,7 +228,7 @@ class World:
         message = Message(
             role=Role.ROLE_USER,
             parts=parts,
-            message_id=f"m-{id(parts)}",
+            message_id=message_id or str(uuid.uuid4()),
             context_id=context_id,
             task_id=task.id if task is not None else "",
         )

@@ -13,7 +13,10 @@ one open request that task showed, never one only another task of the context sh
 :mod:`roomkit.adapters.a2a._shown`), and the executor follows the room again. A request
 that timed out or was withdrawn first ends the task ``failed`` or ``canceled`` with
 roomkit's text. Cancelling a task stops its own turn (queued or running) and withdraws
-only the requests it asked (:mod:`roomkit.adapters.a2a._cancel`).
+only the requests it asked (:mod:`roomkit.adapters.a2a._cancel`). A message its task already
+holds (the same ``messageId``: sent again, its reply lost) settles and starts nothing; the
+request handler's context builder (:meth:`RoomKitExecutor.request_context_builder`) takes a
+first message sent again to the task it started (:mod:`roomkit.adapters.a2a._retries`).
 
 The caller is the user the SDK's call context names: :class:`~roomkit.adapters.a2a.A2AGate`
 sets it from a person's desk token.
@@ -62,6 +65,7 @@ from roomkit.adapters._feed import (
 from roomkit.adapters.a2a._answers import MISSING, Refused, as_text, first_note, settle
 from roomkit.adapters.a2a._cancel import calls_in, cancel_task, end_turns
 from roomkit.adapters.a2a._endings import asked, ending
+from roomkit.adapters.a2a._retries import RetriedMessages, sent_before
 from roomkit.adapters.a2a._shown import answered_none, record_shown, request_parts, shown_in
 from roomkit.adapters.a2a._tasks import cancelling
 from roomkit.auth.access import Access
@@ -141,6 +145,10 @@ class RoomKitExecutor(AgentExecutor):
             await event_queue.enqueue_event(new_task(task_id, room_id, submitted, history=history))
         if not user.is_authenticated:
             await updater.failed(_say(updater, "A person's desk token is needed"))
+            return
+        if sent_before(context):
+            # Sent again (its reply lost): nothing is settled or started again; the reply
+            # is the task as it stands.
             return
         principal = Principal(actor_id=user.user_name)
         problem = room_id_problem(room_id, what="The contextId")
@@ -223,6 +231,13 @@ class RoomKitExecutor(AgentExecutor):
             TypeError: ``tasks`` is neither.
         """
         return cancelling(tasks, self._cancelled)
+
+    def request_context_builder(self) -> RetriedMessages:
+        """The context builder the SDK's request handler is to be given: a message sent
+        again (the same ``messageId`` from the same caller, its reply lost) names the task
+        its first sending started instead of starting another
+        (:mod:`roomkit.adapters.a2a._retries`)."""
+        return RetriedMessages()
 
     async def _cancelled(self, call: ServerCallContext, room_id: str, task_id: str) -> str:
         """Stop the task's turn and withdraw what it asked; what was done, as text."""
