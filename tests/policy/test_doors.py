@@ -175,3 +175,8 @@ def test_a_policy_whose_shadow_is_no_bool_is_refused_where_it_is_given() -> None
         Approval(policy=ShadowText(Allow()))
     with pytest.raises(TypeError, match=r"^policy= .* shadow is True or False"):
         HumanInputToolHandler({"Ask"}, policy=ShadowText(Allow()))
+    huge = ShadowText(Allow())
+    huge.shadow = "y" * 1_000_000
+    with pytest.raises(TypeError) as refused:
+        Approval(policy=huge)
+    assert len(str(refused.value)) < 300

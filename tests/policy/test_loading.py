@@ -212,6 +212,12 @@ def test_a_shadow_that_is_no_bool_is_refused(shadow: object) -> None:
         CedarPolicy(CEDAR, shadow=shadow)  # type: ignore[arg-type]
 
 
+def test_a_huge_shadow_is_quoted_cut_short() -> None:
+    with pytest.raises(PolicyError) as refused:
+        CedarPolicy(CEDAR, shadow="y" * 1_000_000)  # type: ignore[arg-type]
+    assert len(str(refused.value)) < 200
+
+
 def test_a_bad_opa_url_is_refused() -> None:
     with pytest.raises(PolicyError, match="http"):
         OPAPolicy("localhost:8181")

@@ -22,6 +22,7 @@ from roomkit._extras import requires_extra
 from roomkit._storable import unencodable_text
 from roomkit.auth.names import actor_name_problem
 from roomkit.core.exceptions import InvalidTextError
+from roomkit.models.shown import shown
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = [
@@ -116,7 +117,7 @@ class PolicyBase:
         shadow = options.get("shadow", False)
         if not isinstance(shadow, bool):
             # bool() would read any text as true, "false" too: the policy in shadow.
-            raise PolicyError(f"shadow is True or False, got {shadow!r}")
+            raise PolicyError(f"shadow is True or False, got {shown(shadow)}")
         self.name = name
         self.shadow = shadow
         self.on_error: OnError = on_error

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from roomkit.models.shown import shown
 from roomkit.policy._base import PolicyBase, PolicyError
 from roomkit.policy.cedar import CedarPolicy
 from roomkit.policy.opa import OPAPolicy
@@ -74,7 +75,7 @@ def policy_from_table(
     if "shadow" in common and not isinstance(common["shadow"], bool):
         raise PolicyError(
             f"shadow is true or false, a TOML boolean written without quotes, got "
-            f"{common['shadow']!r}"
+            f"{shown(common['shadow'])}"
         )
     for key in ("url", "token_env", "path", "query", "on_error", "name"):
         if key in table and not (isinstance(table[key], str) and table[key]):

@@ -8,6 +8,8 @@ policy in shadow (recorded, not acted on), so anything but ``True`` or ``False``
 
 from __future__ import annotations
 
+from roomkit.models.shown import shown
+
 __all__ = ["check_policy"]
 
 
@@ -19,10 +21,10 @@ def check_policy(policy: object, where: str) -> None:
             ``False``.
     """
     if not callable(getattr(policy, "decide", None)):
-        raise TypeError(f"{where} takes a Policy (with decide(call)), got {policy!r}")
+        raise TypeError(f"{where} takes a Policy (with decide(call)), got {shown(policy)}")
     shadow = getattr(policy, "shadow", False)
     if not isinstance(shadow, bool):
         raise TypeError(
-            f"{where} takes a Policy whose shadow is True or False, got shadow={shadow!r}: "
+            f"{where} takes a Policy whose shadow is True or False, got shadow={shown(shadow)}: "
             "set it to a bool (any text, 'false' too, would read as true)"
         )
