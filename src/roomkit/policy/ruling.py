@@ -39,6 +39,7 @@ from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, deci
 from roomkit.policy.evidence import PolicyEvidence, input_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, Quorum, needs_person
+from roomkit.tools.human_input.checks import check_arguments
 
 if TYPE_CHECKING:
     from roomkit.policy.decisions import Policy, PolicyDecision
@@ -341,9 +342,16 @@ async def asks_person(
     """Whether a framework's pause of this call is put to a person, under ``rule`` and its
     policy: an enforced ``Allow`` lets it run unasked; ``Deny`` and ``Ask`` put it to a
     person (a framework's pause ends in a decision); ``Abstain``, a shadow policy or none
-    leave ``rule``'s ``when=`` to say."""
+    leave ``rule``'s ``when=`` to say.
+
+    Raises:
+        ValueError, TypeError, InvalidTextError: with a policy, the arguments are what no
+            request holds (too large, holding themselves, NaN, a lone surrogate, what JSON
+            cannot write), refused as ``create`` refuses them before they are digested.
+    """
     if rule.policy is None:
         return await needs_person(rule, tool, arguments)
+    check_arguments(arguments)  # as a request would refuse them, before they are digested
     call = PolicyCall(
         tool, dict(arguments), arguments_digest(tool, arguments), actor, room, channel
     )
