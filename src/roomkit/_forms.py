@@ -8,6 +8,7 @@ several of them as a JSON list or separated by commas, and for a list of questio
 list with one answer per question. Numbers are a terminal's convenience; the desk's API
 takes labels. :func:`quorum_progress` words how far a quorum approval has come, for the page,
 Slack and the terminal alike.
+Both quote what the person sent with :func:`quoted`, cut short.
 
 It lives beside the desk rather than in it (``roomkit.desk.forms`` re-exports it), so that
 the terminal client loads no part of the desk.
@@ -26,6 +27,7 @@ __all__ = [
     "answer_hint",
     "example_body",
     "quorum_progress",
+    "quoted",
     "takes_choices",
     "typed_body",
     "typed_example",
@@ -150,13 +152,13 @@ def typed_body(kind: str, arguments: dict[str, Any], text: str) -> dict[str, Any
     questions = _questions(arguments)
     if not isinstance(parsed, list):
         if len(questions) != 1:
-            raise ValueError(_count_problem(arguments, f"got {_quote(text)}"))
+            raise ValueError(_count_problem(arguments, f"got {quoted(text)}"))
         parsed = [text]
     if len(parsed) != len(questions):
         raise ValueError(_count_problem(arguments, f"got {len(parsed)}"))
     answers = []
     for index, (question, item) in enumerate(zip(questions, parsed, strict=True), start=1):
-        where = f"answer {index} ({_quote(str(question.get('question', '')))}): "
+        where = f"answer {index} ({quoted(str(question.get('question', '')))}): "
         answers.append(
             {"question": question.get("question"), "answer": _answer_one(question, item, where)}
         )
@@ -223,7 +225,7 @@ def _pick(labels: list[str], item: Any, where: str) -> str:
         if 1 <= number <= len(labels):
             return labels[number - 1]
         raise ValueError(f"{where}there is no option {number}: {choices}")
-    shown = _quote(item) if isinstance(item, str) else _json(item)
+    shown = quoted(item) if isinstance(item, str) else _json(item)
     raise ValueError(f"{where}{shown} is not one of the options: {choices}")
 
 
@@ -235,7 +237,8 @@ def _choices_example(labels: list[str]) -> str:
     return shlex.quote(_json(labels[:2]))
 
 
-def _quote(text: str) -> str:
+def quoted(text: str) -> str:
+    """A short quote of what the person sent, for an error message."""
     return repr(text if len(text) <= 60 else text[:57] + "...")
 
 

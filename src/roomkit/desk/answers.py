@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from roomkit._forms import example_body, quorum_progress
+from roomkit._forms import example_body, quorum_progress, quoted
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.desk.shapes import AnswerBody, Kind, QuestionAnswer, kind_of, option_labels
 from roomkit.models.pending_input import PendingInput
@@ -41,11 +41,6 @@ _DECISION_FIELDS = {
     "respond": {"decision", "result"},
 }
 _DECISION_EXAMPLE = '{"decision": "approve"}'
-
-
-def _quote(text: str) -> str:
-    """A short quote of what the person sent, for an error message."""
-    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def _compact(value: Any) -> str:
@@ -158,12 +153,12 @@ def _choice(question: dict[str, Any], answer: object, where: str) -> str | list[
             raise InvalidAnswerError(f"{where} picks an option twice")
         unknown = [item for item in answer if item not in labels]
         if unknown:
-            raise InvalidAnswerError(f"{where}: {_quote(unknown[0])} is not one of the options")
+            raise InvalidAnswerError(f"{where}: {quoted(unknown[0])} is not one of the options")
         return list(answer)
     if not isinstance(answer, str):
         raise InvalidAnswerError(f"{where} must be a string")
     if labels is not None and answer not in labels:
-        raise InvalidAnswerError(f"{where}: {_quote(answer)} is not one of the options")
+        raise InvalidAnswerError(f"{where}: {quoted(answer)} is not one of the options")
     if not answer.strip():
         raise InvalidAnswerError(f"{where} is empty")
     return answer
@@ -186,13 +181,13 @@ def _question_set(
     for item in answers:
         places = waiting.get(item.question)
         if places is None:
-            raise InvalidAnswerError(f"{_quote(item.question)} is not one of the questions")
+            raise InvalidAnswerError(f"{quoted(item.question)} is not one of the questions")
         if not places:
-            raise InvalidAnswerError(f"question {_quote(item.question)} is answered twice")
+            raise InvalidAnswerError(f"question {quoted(item.question)} is answered twice")
         given[places.pop(0)] = item
     missing = [q["question"] for index, q in enumerate(questions) if index not in given]
     if missing:
-        raise InvalidAnswerError(f"question {_quote(missing[0])} has no answer")
+        raise InvalidAnswerError(f"question {quoted(missing[0])} has no answer")
     return [
         {
             "question": question["question"],
