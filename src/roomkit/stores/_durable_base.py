@@ -281,7 +281,7 @@ class DurableBase(Opened):
     async def _settle_knowing(
         self,
         attempt: Callable[[], Awaitable[T]],
-        pending_id: str,
+        subject: str,
         where: str,
         *,
         in_doubt: Callable[[StoreUnavailableError], bool] = lambda fault: True,
@@ -302,16 +302,17 @@ class DurableBase(Opened):
         outage starts when its first failed attempt was sent, not when it failed: a store
         that fails a silent call after its own timeout has been away that long already, and
         a settle then takes the longer of the two bounds, not their sum. Another write that
-        carries a token of its own (a spend of the ledger) runs the same way: ``what`` names
-        it in the messages (``the spend of 'link:...'``) and ``advice`` says what to do when
-        its outcome stays unknown.
+        carries a token of its own (a spend of the ledger) runs the same way: ``subject`` is
+        the request's id or the ledger's entry, ``what`` names the write in the messages
+        (``the spend of 'link:...'``; a settle's is ``the settle of`` its ``subject``) and
+        ``advice`` says what to do when its outcome stays unknown.
 
         Raises:
             StoreUnavailableError: the store stayed away; the message says the outcome is
                 unknown and how to learn it.
         """
         loop = asyncio.get_running_loop()
-        what = what or f"the settle of {pending_id!r}"
+        what = what or f"the settle of {subject!r}"
         sent = loop.time()
         try:
             answer = await attempt()

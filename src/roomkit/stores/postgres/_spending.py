@@ -59,7 +59,7 @@ class Spending(Part):
             return spent
 
         spent: bool = await self.knowing(
-            attempt, what, self.link.where, what=what, advice=SPEND_UNKNOWN
+            attempt, entry, self.link.where, what=what, advice=SPEND_UNKNOWN
         )
         return spent
 
@@ -77,7 +77,7 @@ class Spending(Part):
             async with self.link.connection() as db:
                 await db.execute(self.sql.ledger_refund, {**parameters, "now": self.clock()})
 
-        await self.knowing(attempt, what, self.link.where, what=what, advice=REFUND_UNKNOWN)
+        await self.knowing(attempt, entry, self.link.where, what=what, advice=REFUND_UNKNOWN)
 
     async def record_spent(self, entry: str, *, until: float | None) -> float:
         """Record ``entry`` as spent now, replacing an earlier record; returns the time."""
