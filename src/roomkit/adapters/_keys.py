@@ -86,7 +86,7 @@ def call_id_of(tool_call_id: str) -> str:
 def _encodable(text: str) -> bool:
     """Whether UTF-8 encodes ``text`` (a lone surrogate, which JSON's ``\\ud800`` escape
     gives, it does not)."""
-    return text.isascii() or unencodable_text(text) is None
+    return unencodable_text(text) is None
 
 
 def _escaped(part: str) -> str:
@@ -103,8 +103,6 @@ def checked_name(name: str, value: str, *, where: str) -> str:
     Raises:
         InvalidTextError: ``value`` holds a lone surrogate, which UTF-8 cannot encode.
     """
-    if value.isascii():
-        return value
     problem = unencodable_text(value)
     if problem is not None:
         raise InvalidTextError(
