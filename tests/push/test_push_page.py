@@ -1,12 +1,7 @@
-"""The desk page in headless Chromium: its service worker, the push subscription it gives the
-desk, and the worker's push and notificationclick handlers answering through the link.
+"""The desk page in headless Chromium (see :mod:`tests.push.push_page`): its service worker,
+the push subscription it gives the desk, and the worker's push and notificationclick handlers
+answering through the link.
 
-Headless Chromium has no push service to subscribe with (a browser context is off the
-record, where Chrome refuses the Push API, and a persistent one waits for Google's push
-service, which the tests cannot reach). So the page's ``PushManager.subscribe`` is replaced
-by one that hands back a subscription of the loopback push service's; everything else is
-real: the page posts it to the desk, the notifier pushes to it (VAPID-signed, encrypted), and
-the message the push service decrypted is dispatched to the page's worker as a ``PushEvent``.
 A synthetic ``notificationclick`` may fetch but not open a window (Chromium refuses
 ``clients.openWindow`` to an event the browser did not send), so the Approve button is
 tested, and the plain tap's ``openWindow`` is not.
@@ -15,65 +10,13 @@ tested, and the plain tap's ``openWindow`` is not.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
-from fastapi import FastAPI
-from playwright.sync_api import (
-    Browser,
-    BrowserContext,
-    Page,
-    Playwright,
-    Request,
-    Response,
-    Route,
-    expect,
-    sync_playwright,
-)
-from tests.push.push_service import PushService
-from tests.servers.threaded_app import ThreadedApp
+from playwright.sync_api import Browser, Request, Response, Route, expect
+from tests.push.push_page import SECRET, Served, subscribing_page
 
-from roomkit import RoomKit
 from roomkit.auth import issue_token
-from roomkit.desk.app import create_desk_app
-from roomkit.notify import Notifier, WebPush
 from roomkit.notify.push_subscriptions import PushSubscriptions, subscription_of
-from roomkit.tools.human_input import HumanInputHandler
-
-SECRET = "the tests' desk secret, 0123456789abcdef"
-SUBJECT = "mailto:ops@example.com"
-
-# Stands in for the browser's push service: subscribe() hands back the loopback service's
-# subscription, and keeps the key the page subscribed with.
-FAKE_SUBSCRIBE = """
-(function (subscription) {
-  var current = null;
-  PushManager.prototype.getSubscription = function () { return Promise.resolve(current); };
-  PushManager.prototype.subscribe = function (options) {
-    var key = new Uint8Array(options.applicationServerKey);
-    window.__subscribedWith = btoa(String.fromCharCode.apply(null, key))
-      .replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
-    current = { toJSON: function () { return subscription; } };
-    return Promise.resolve(current);
-  };
-})(%s);
-"""
-
-
-def subscribing_page(
-    served: Served, browser: Browser, subscription: dict[str, Any]
-) -> tuple[BrowserContext, Page]:
-    """A page in a context of its own, notifications allowed, whose browser subscribes with
-    ``subscription``."""
-    context = browser.new_context()
-    context.grant_permissions(["notifications"], origin=served.url)
-    context.add_init_script(FAKE_SUBSCRIBE % json.dumps(subscription))
-    return context, context.new_page()
-
 
 # Dispatches a push message to the worker and resolves with the notification it showed.
 PUSH = """async (data) => {
@@ -99,61 +42,6 @@ TAP = """async ([tag, action]) => {
   self.dispatchEvent(new NotificationEvent('notificationclick', { notification: n, action }));
   return await replaced;
 }"""
-
-
-class Served(ThreadedApp):
-    """The desk, its handler, a notifier and a loopback push service, on a loop of their own
-    in a thread; the desk on ``127.0.0.1:<free port>``."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.service = PushService()
-        super().__init__(self.build)
-
-    async def build(self, url: str) -> tuple[FastAPI, HumanInputHandler]:
-        handler = HumanInputHandler()
-        await self.service.__aenter__()
-        self.cleanups.append(self.service.__aexit__)
-        app = create_desk_app(
-            RoomKit(),
-            handler=handler,
-            secret=SECRET,
-            data_dir=self.data_dir,
-            push_hosts=[self.service.origin],
-        )
-        self.notifier = Notifier(
-            handler,
-            [WebPush(SUBJECT, data_dir=self.data_dir, push_hosts=[self.service.origin])],
-            desk_url=url,
-            link_secret=SECRET,
-        )
-        await self.notifier.__aenter__()
-        self.cleanups.append(self.notifier.aclose)
-        return app, handler
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    server = Served(tmp_path)
-    yield server
-    server.close()
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    path = shutil.which("chromium")
-    if path is None:
-        pytest.fail("chromium is not installed (apt-get install chromium)", pytrace=False)
-    args = ["--no-sandbox"] if os.geteuid() == 0 else []
-    launched = playwright.chromium.launch(executable_path=path, args=args, headless=True)
-    yield launched
-    launched.close()
 
 
 def test_a_question_pushed_to_the_page_is_approved_from_its_notification(
