@@ -69,6 +69,9 @@ function signOut(message) {
 
 export function showSignIn(message) {
   show($('desk'), false);
+  // The header's push offer, and what it said, are the signed-in person's (push.js).
+  show($('push-me'), false);
+  show($('push-error'), false);
   show($('signin'), true);
   $('who').textContent = 'Not signed in';
   setLink('off');
