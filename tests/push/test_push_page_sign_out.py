@@ -77,3 +77,24 @@ def test_signing_out_takes_the_push_offer_and_its_message_away(
         expect(page.locator("#push-error")).to_be_hidden()
     finally:
         page.context.close()
+
+
+def test_a_sign_in_without_the_desks_key_offers_no_push(served: Served, browser: Browser) -> None:
+    """Signed in again, ``GET api/push/key`` fails: the button stays hidden, and holds nothing
+    of the last sign-in (its key, its handler): a click on it does not even ask for
+    permission."""
+    page, sockets = offered_but_unreachable(served, browser)
+    button = page.locator("#push-me")
+    try:
+        refuse_the_token(page, sockets)
+        page.route("**/api/push/key", lambda route: route.abort("internetdisconnected"))
+        page.get_by_label("Token").fill(issue_token(SECRET, "alice"))
+        with page.expect_event("requestfailed", lambda r: r.url.endswith("/api/push/key")):
+            page.get_by_role("button", name="Sign in").click()
+        expect(page.locator("#desk")).to_be_visible()
+        expect(button).to_be_hidden()
+        expect(page.locator("#push-error")).to_be_hidden()
+        button.dispatch_event("click")
+        assert page.evaluate("window.__asked") == 0
+    finally:
+        page.context.close()

@@ -15,7 +15,9 @@
  * it back) and the button stays to try again.
  *
  * The page calls `offerPush` on each sign-in, without a reload when a person signs in again:
- * the button's one click handler is replaced, so a tap subscribes once.
+ * each call first takes back what the last one offered (the button, its click handler and
+ * key, what it said), and sets the button's one click handler again only once the desk gave
+ * its key, so a tap subscribes once, with this sign-in's key.
  */
 
 import { show } from './dom.js';
@@ -68,6 +70,10 @@ function subscribe(api, key) {
 }
 
 export function offerPush(button, api, tell) {
+  // No offer stands until this sign-in's key comes: a desk that gives none offers nothing.
+  button.onclick = null;
+  show(button, false);
+  tell(null);
   if (!supported()) return Promise.resolve(false);
   return api('GET', 'api/push/key').then(function (result) {
     if (result.status !== 200 || !result.data || typeof result.data.public_key !== 'string') return false;
