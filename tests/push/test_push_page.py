@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Browser, Request, Response, Route, expect
 from tests.push.push_page import SECRET, Served, subscribing_page
 
@@ -145,12 +146,19 @@ def test_a_browser_subscribed_for_another_person_subscribes_anew_for_this_one(
         context.close()
 
 
+SERVICE_REFUSED = (
+    "Notifications to this device could not be turned on: this desk does not accept this "
+    "device's push service; ask whoever runs the desk to allow it."
+)
+
+
 def test_a_subscription_the_desk_refuses_is_said_on_the_page(
-    served: Served, browser: Browser, tmp_path: Path
+    served: Served, browser: Browser, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Notifications allowed already, the desk refuses the browser's subscription (its push
-    service is not one the desk pushes to): the page says why, as text, and offers to try
-    again."""
+    service is not one the desk pushes to): the page says so, as text, in words the person
+    can act on, and offers to try again; the desk's reason, which names its option, is in its
+    answer and its log, for whoever runs it."""
     elsewhere = served.service.browser("phone").subscription()
     elsewhere["endpoint"] = "https://push.example.net<b>/send/phone"
     context, page = subscribing_page(served, browser, elsewhere)
@@ -160,8 +168,11 @@ def test_a_subscription_the_desk_refuses_is_said_on_the_page(
         assert sent.value.status == 400
         reason = sent.value.json()["detail"]
         assert "'push.example.net<b>' is not a known push service" in reason
+        assert "push_hosts" in reason
+        [logged] = [r.getMessage() for r in caplog.records if reason in r.getMessage()]
+        assert "alice" in logged
         said = page.locator("#push-error")
-        expect(said).to_have_text(f"Notifications to this device could not be turned on: {reason}")
+        expect(said).to_have_text(SERVICE_REFUSED)
         expect(said.locator("*")).to_have_count(0)
         expect(said).to_have_attribute("role", "alert")
         expect(page.get_by_role("button", name="Notify me on this device")).to_be_visible()

@@ -174,6 +174,10 @@ def push_router(
             raise HTTPException(status_code=422, detail=str(error)) from None
         problem = hosts.problem(subscription.endpoint)
         if problem is not None:
+            # The page asks the person to turn to whoever runs the desk: the log says what to
+            # change.
+            event = {"event": "push_refused", "actor": actor}
+            logger.warning("Refused a push subscription of %s: %s", actor, problem, extra=event)
             raise HTTPException(status_code=400, detail=problem)
         if not await asyncio.to_thread(kept().add, actor, subscription):
             raise HTTPException(

@@ -12,7 +12,9 @@
  * subscribes anew with an endpoint of their own. When the browser cannot subscribe (its push
  * service cannot be reached or refuses, a private window has none), or the desk refuses the
  * subscription or cannot be reached, `tell(reason)` says why on the page (`tell(null)` takes
- * it back) and the button stays to try again.
+ * it back) and the button stays to try again. An endpoint the desk refuses (400: a push
+ * service it does not push to) is said in words the person can act on: the desk's own reason
+ * names its `push_hosts` option, and its log keeps it for whoever runs it.
  *
  * The page calls `offerPush` on each sign-in, without a reload when a person signs in again:
  * each call first takes back what the last one offered (the button, its click handler and
@@ -26,6 +28,9 @@ import { describe } from './session.js';
 // Why the browser's PushManager.subscribe() failed, for the person: the browser's own error
 // names its internals ("Registration failed - permission denied").
 var BROWSER_REFUSED = 'this browser could not subscribe to its push service (a private window cannot).';
+
+// An endpoint the desk refused (400), for the person; the desk's reason is for whoever runs it.
+var SERVICE_REFUSED = 'this desk does not accept this device\'s push service; ask whoever runs the desk to allow it.';
 
 function supported() {
   return 'serviceWorker' in navigator && 'PushManager' in window && typeof window.Notification === 'function';
@@ -87,7 +92,8 @@ export function offerPush(button, api, tell) {
     // page out already.
     function given(answer) {
       var kept = answer.status === 200;
-      say(kept || answer.status === 401 ? null : describe(answer));
+      if (kept || answer.status === 401) say(null);
+      else say(answer.status === 400 ? SERVICE_REFUSED : describe(answer));
       return kept;
     }
     function failed() {
