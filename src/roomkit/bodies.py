@@ -317,12 +317,13 @@ async def _bounded(
     send: Send,
     status: int | None = None,
     check: Check | None = None,
+    forms: bool = True,
 ) -> None:
     """Run ``app`` on the request once its body is read and checked; answer a refusal else.
 
-    A form's body (URL-encoded or multipart) is only measured: its fields are its reader's
-    to check (:func:`load_json` on a field that holds JSON). Every other body is checked as
-    JSON, then by ``check`` when there is one.
+    Where ``forms`` is true, a form's body (URL-encoded or multipart) is only measured: its
+    fields are its reader's to check (:func:`load_json` on a field that holds JSON). Every
+    other body is checked as JSON, then by ``check`` when there is one.
     """
     if scope["type"] != "http" or scope.get("method") not in BODY_METHODS:
         await app(scope, receive, send)
@@ -330,7 +331,7 @@ async def _bounded(
     try:
         check_declared_size(_header(scope, b"content-length"), limits.max_bytes)
         body = await read_capped(_chunks(receive), limits.max_bytes, timeout=limits.read_timeout)
-        if body and not _is_form(scope):
+        if body and not (forms and _is_form(scope)):
             value = load_json(body, limits)
             if check is not None:
                 check(value)
@@ -366,6 +367,10 @@ class BoundedBodies:
         check: looks at each JSON body's value once it passed the limits, and raises
             :class:`BodyRefusedError` for one the app does not take (a JSON-RPC batch
             where batches are not served), so that it is answered by ``refusal`` too.
+        forms: a form's body (its ``Content-Type`` URL-encoded or multipart) is only
+            measured, its fields left to its reader. False checks every body as JSON, for
+            an app that parses every body as JSON whatever its ``Content-Type`` says (the
+            A2A SDK's routes): else a body labelled a form would reach it unchecked.
     """
 
     app: ASGIApp
@@ -374,10 +379,19 @@ class BoundedBodies:
     refusal: Refusal = detail_refusal
     status: int | None = None
     check: Check | None = None
+    forms: bool = True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await _bounded(
-            self.app, self.limits, self.refusal, scope, receive, send, self.status, self.check
+            self.app,
+            self.limits,
+            self.refusal,
+            scope,
+            receive,
+            send,
+            self.status,
+            self.check,
+            self.forms,
         )
 
 

@@ -253,3 +253,29 @@ async def test_a_task_is_still_read_by_its_id() -> None:
     assert read.status_code == 200, read.text
     assert read.json()["id"] == task.id
     assert unknown.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]
+)
+@pytest.mark.parametrize("path", ["/rpc", "/message:send"])
+async def test_a_body_labelled_a_form_is_checked_as_json(path: str, content_type: str) -> None:
+    """The SDK reads every body as JSON whatever its ``Content-Type``: one labelled a form
+    is checked as JSON all the same, so a body nested too deep or holding a number too long
+    is refused before the SDK parses it, as a JSON-labelled one is."""
+    world = World([AIResponse(content="Never.")])
+    deep = b"[" * 5_000 + b"]" * 5_000
+    long_number = b'{"jsonrpc": "2.0", "id": ' + b"9" * 5_000 + b"}"
+    headers = {"content-type": content_type}
+    async with raw(world, issue_token(SECRET, "alice")) as http:
+        refused = [
+            await http.post(path, content=body, headers=headers) for body in (deep, long_number)
+        ]
+    for response in refused:
+        if path == "/rpc":
+            assert response.status_code == 200
+            assert rpc_error(response)["error"]["code"] == -32700
+        else:
+            assert response.status_code == 400
+        assert "at most" in response.text
+    assert world.provider.calls == []

@@ -92,9 +92,10 @@ class A2AGate:
         self.routes = app
         """The app whose routes say which requests are JSON-RPC ones."""
         # Bodies are checked as every other door checks them (size, depth, numbers), once
-        # the caller is known and before the SDK parses them.
-        self.app = BoundedBodies(app)
-        self.json_rpc_app = BoundedBodies(app, refusal=json_rpc_refusal, status=200)
+        # the caller is known and before the SDK parses them. The SDK parses every body as
+        # JSON, whatever its Content-Type: one labelled a form is checked as JSON too.
+        self.app = BoundedBodies(app, forms=False)
+        self.json_rpc_app = BoundedBodies(app, refusal=json_rpc_refusal, status=200, forms=False)
         self.gate = session_gate(LinkLedger(handler.ledger), auth, secret, data_dir)
         self.hosts = HostRule(allowed_hosts)
         """The ``Host`` names the door answers to."""
