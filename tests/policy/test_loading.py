@@ -170,6 +170,24 @@ def test_a_rego_file_that_does_not_parse_names_file_and_line(tmp_path: Path) -> 
         RegoPolicy(path)
 
 
+def test_a_rego_module_that_does_not_parse_writes_nothing_to_the_output(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """rego-cpp would print the parse error on the process's own stdout (a JSON export, a
+    CLI's answer): it is said once, in the error."""
+    with pytest.raises(PolicyError, match="<text 1>:2: the Rego module does not parse"):
+        RegoPolicy("package roomkit\ndecision := {")
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("modules", [5, None])
+def test_rego_modules_of_the_wrong_type_are_refused_saying_what_they_are(
+    modules: object,
+) -> None:
+    with pytest.raises(PolicyError, match="RegoPolicy modules are a module's text"):
+        RegoPolicy(modules)  # type: ignore[arg-type]
+
+
 def test_a_rego_file_and_its_data_load(tmp_path: Path) -> None:
     module = tmp_path / "limits.rego"
     module.write_text(

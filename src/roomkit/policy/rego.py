@@ -71,7 +71,15 @@ class RegoPolicy(PolicyBase):
         super().__init__(**options)
         self.timeout = checked_timeout(timeout, "RegoPolicy")
         regopy = self.module
-        sources = [modules] if isinstance(modules, str | Path) else list(modules)
+        if isinstance(modules, str | Path):
+            sources: list[str | Path] = [modules]
+        elif isinstance(modules, Iterable):
+            sources = list(modules)
+        else:
+            raise PolicyError(
+                "RegoPolicy modules are a module's text, a .rego file's path, or a list of "
+                f"them, got {type(modules).__name__}"
+            )
         if not sources:
             raise PolicyError("RegoPolicy needs at least one module")
         loaded = [load_text(source, ".rego") for source in sources]
@@ -107,6 +115,9 @@ class RegoPolicy(PolicyBase):
             PolicyError: a module does not parse.
         """
         interpreter = regopy.Interpreter()
+        # rego-cpp prints a module's parse errors on the process's stdout; the PolicyError
+        # raised here says them, naming the file and the line.
+        interpreter.log_level = regopy.LogLevel.NONE
         for label, text in self._modules:
             try:
                 interpreter.add_module(label, text)
