@@ -107,7 +107,7 @@ def checked_name(name: str, value: str, *, where: str) -> str:
     if problem is not None:
         raise InvalidTextError(
             f"{where}: {name} cannot be stored: it holds {problem}, which UTF-8 cannot "
-            f"encode; give a {name} of text UTF-8 encodes (nothing was run)"
+            f"encode; give one of text UTF-8 encodes (nothing was run)"
         )
     return value
 
