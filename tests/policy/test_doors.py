@@ -19,6 +19,7 @@ from roomkit import (
 )
 from roomkit.core.exceptions import ArgumentsTooLargeError, InvalidTextError
 from roomkit.policy import Allow, Deny, PolicyCall, PolicyDecision
+from roomkit.policy.ruling import asks_person
 from roomkit.providers.ai.base import AIResponse, AIToolCall
 from roomkit.providers.ai.mock import MockAIProvider
 from roomkit.tools import PolicyExternalToolHandler, ToolDecision
@@ -180,3 +181,14 @@ def test_a_policy_whose_shadow_is_no_bool_is_refused_where_it_is_given() -> None
     with pytest.raises(TypeError) as refused:
         Approval(policy=huge)
     assert len(str(refused.value)) < 300
+
+
+@pytest.mark.parametrize(("arguments", "error", "match"), UNHELD)
+async def test_asks_person_with_a_policy_refuses_arguments_no_store_takes(
+    arguments: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    """Refused as ``create`` refuses them, before they are digested for the policy: never
+    json's own error, nor a ``RecursionError``."""
+    with pytest.raises(error, match=match):
+        await asks_person(Approval(policy=Fixed(Allow())), "Bash", arguments, actor="alice")
+    assert not await asks_person(Approval(policy=Fixed(Allow())), "Bash", {"cmd": "ls"})
