@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, Page, WebSocketRoute, expect
+from playwright.sync_api import Browser, Page, Route, WebSocketRoute, expect
 from tests.push.push_page import SECRET, Served, subscribing_page
 
 from roomkit.auth import issue_token
@@ -98,3 +98,31 @@ def test_a_sign_in_without_the_desks_key_offers_no_push(served: Served, browser:
         assert page.evaluate("window.__asked") == 0
     finally:
         page.context.close()
+
+
+def test_an_answer_that_comes_after_a_sign_out_offers_nothing(
+    served: Served, browser: Browser
+) -> None:
+    """The subscription the page gave before the person signed out fails once they are out:
+    the sign-in screen shows neither the button nor what the page would have said."""
+    context, page = subscribing_page(
+        served, browser, served.service.browser("phone").subscription()
+    )
+    held: list[Route] = []
+    page.route(SUBSCRIPTIONS, lambda route: held.append(route))
+    sockets = live_links(page)
+    try:
+        with page.expect_request(lambda request: request.url.endswith("/api/push/subscriptions")):
+            page.goto(f"{served.url}/#token={issue_token(SECRET, 'alice')}")
+        refuse_the_token(page, sockets)
+        with page.expect_event(
+            "requestfailed", lambda r: r.url.endswith("/api/push/subscriptions")
+        ):
+            held[0].abort("internetdisconnected")
+        # A round trip through the page: what it does with the failure has run by then.
+        page.evaluate("new Promise(function (done) { setTimeout(done); })")
+        expect(page.locator("#signin")).to_be_visible()
+        expect(page.locator("#push-me")).to_be_hidden()
+        expect(page.locator("#push-error")).to_be_hidden()
+    finally:
+        context.close()

@@ -19,11 +19,13 @@
  * The page calls `offerPush` on each sign-in, without a reload when a person signs in again:
  * each call first takes back what the last one offered (the button, its click handler and
  * key, what it said), and sets the button's one click handler again only once the desk gave
- * its key, so a tap subscribes once, with this sign-in's key.
+ * its key, so a tap subscribes once, with this sign-in's key. An answer of the desk or the
+ * browser that comes after the person signed out, or signed in again, is dropped: what it
+ * would offer or say is not the signed-in person's.
  */
 
 import { show } from './dom.js';
-import { describe } from './session.js';
+import { describe, state } from './session.js';
 
 // Why the browser's PushManager.subscribe() failed, for the person: the browser's own error
 // names its internals ("Registration failed - permission denied").
@@ -74,17 +76,27 @@ function subscribe(api, key) {
   });
 }
 
+// Offers made, the last one the signed-in person's: an answer to an earlier one is dropped.
+var offers = 0;
+
 export function offerPush(button, api, tell) {
   // No offer stands until this sign-in's key comes: a desk that gives none offers nothing.
+  var offer = (offers += 1);
   button.onclick = null;
   show(button, false);
   tell(null);
+  // An answer that comes once this person signed out, or signed in again, is not theirs.
+  function current() {
+    return offer === offers && state.token !== null;
+  }
   if (!supported()) return Promise.resolve(false);
   return api('GET', 'api/push/key').then(function (result) {
+    if (!current()) return false;
     if (result.status !== 200 || !result.data || typeof result.data.public_key !== 'string') return false;
     var key = result.data.public_key;
     // A subscription not made or not kept is said, and the person may try again.
     function say(reason) {
+      if (!current()) return;
       tell(reason);
       show(button, reason !== null);
     }
