@@ -154,14 +154,7 @@ def check_ids(call: PolicyCall, what: str, unheld: str) -> None:
     Raises:
         InvalidTextError: the tool or the actor holds a lone surrogate; the message says which.
     """
-    tool, actor = call.tool, call.actor
-    if (
-        type(tool) is str
-        and tool.isascii()
-        and (actor is None or (type(actor) is str and actor.isascii()))
-    ):
-        return
-    for field, value in (("tool", tool), ("actor", actor)):
+    for field, value in (("tool", call.tool), ("actor", call.actor)):
         problem = unencodable_text(value) if isinstance(value, str) else None
         if problem is not None:
             raise InvalidTextError(
