@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from roomkit.models.json_limits import (
     MAX_ARGUMENTS_CHARS,
     MAX_ARGUMENTS_DEPTH,
+    TOP,
+    Path,
     circular_at,
     path_text,
     with_paths,
@@ -115,7 +117,7 @@ def _locate(value: object) -> str | None:
             for key in item:
                 if isinstance(key, str) and not _encodes(key):
                     where = f" in {path_text(path)!r}" if path else ""
-                    return f"{_surrogate_at(key, ())} of a key{where}"
+                    return f"{_surrogate_at(key, TOP)} of a key{where}"
     return None
 
 
@@ -135,7 +137,7 @@ def non_finite_at(value: object) -> str | None:
     return None
 
 
-def _surrogate_at(text: str, path: tuple[str | int, ...]) -> str:
+def _surrogate_at(text: str, path: Path) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:

@@ -34,6 +34,8 @@ __all__ = [
     "MAX_KEY_CHARS",
     "MAX_NUMBER_CHARS",
     "MAX_SCOPED_KEY_BYTES",
+    "TOP",
+    "Path",
     "arguments_problem",
     "check_approver_count",
     "circular_at",
@@ -101,6 +103,42 @@ _ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """How a store spells arguments (keys unsorted: the length is the same)."""
 
 
+class Path:
+    """Where a value sits in another, as the step to it from its container's path.
+
+    A walk makes one of these per value rather than a copy of the whole path (which costs
+    as much as the value is deep, and so, over a value nested many thousand levels, more
+    time and memory than the value itself): the steps are read out only to be shown.
+    Iterating gives the steps from the top; the top level itself is :data:`TOP`, which is
+    false.
+    """
+
+    __slots__ = ("parent", "step")
+
+    def __init__(self, parent: Path | None, step: str | int) -> None:
+        self.parent = parent
+        self.step = step
+
+    def to(self, step: str | int) -> Path:
+        """The path of the value at ``step`` in the one here."""
+        return Path(self, step)
+
+    def __bool__(self) -> bool:
+        return self.parent is not None
+
+    def __iter__(self) -> Iterator[str | int]:
+        steps: list[str | int] = []
+        node: Path | None = self
+        while node is not None and node.parent is not None:
+            steps.append(node.step)
+            node = node.parent
+        return reversed(steps)
+
+
+TOP = Path(None, "")
+"""The path of the value a walk starts from: no step."""
+
+
 def path_text(path: Iterable[str | int]) -> str:
     """``path`` as text: ``questions[0].options``."""
     text = ""
@@ -112,11 +150,11 @@ def path_text(path: Iterable[str | int]) -> str:
     return text
 
 
-def with_paths(value: object) -> Iterator[tuple[object, tuple[str | int, ...]]]:
+def with_paths(value: object) -> Iterator[tuple[object, Path]]:
     """Each value in ``value`` with its path, in document order, a container before what
     it holds; a container reached again (by another path, or inside itself) is not entered
     again, so the walk visits each value once however it is shared."""
-    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    stack: list[tuple[object, Path]] = [(value, TOP)]
     seen: set[int] = set()
     while stack:
         item, path = stack.pop()
@@ -126,10 +164,10 @@ def with_paths(value: object) -> Iterator[tuple[object, tuple[str | int, ...]]]:
             seen.add(id(item))
         yield item, path
         if isinstance(item, dict):
-            children = [(child, (*path, str(key))) for key, child in item.items()]
+            children = [(child, path.to(str(key))) for key, child in item.items()]
             stack.extend(reversed(children))
         elif isinstance(item, list | tuple):
-            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(item))))
+            stack.extend((child, path.to(i)) for i, child in reversed(list(enumerate(item))))
 
 
 # -- approvers -------------------------------------------------------------------------------
@@ -343,7 +381,7 @@ def circular_at(value: object, *, limit: int | None = None) -> str | None:
         return None
     on_path: set[int] = set()  # the containers above the one being looked at
     done: set[int] = set()  # the containers looked at in full, holding no loop
-    stack: list[tuple[object, tuple[str | int, ...], bool]] = [(value, (), False)]
+    stack: list[tuple[object, Path, bool]] = [(value, TOP, False)]
     while stack:
         item, path, leaving = stack.pop()
         if leaving:
@@ -361,9 +399,9 @@ def circular_at(value: object, *, limit: int | None = None) -> str | None:
             if left < 0:
                 return None
         if isinstance(item, dict):
-            children = [(child, (*path, str(key))) for key, child in item.items()]
+            children = [(child, path.to(str(key))) for key, child in item.items()]
         else:
-            children = [(child, (*path, index)) for index, child in enumerate(item)]
+            children = [(child, path.to(index)) for index, child in enumerate(item)]
         on_path.add(id(item))
         stack.append((item, path, True))
         stack.extend((child, where, False) for child, where in reversed(children))
