@@ -15,7 +15,9 @@ With ``ROOMKIT_STOP_AT`` set to one of :data:`STOPS`, the process prints ``{"at"
 right after that durable write and stops itself (SIGSTOP) before anything else runs: the
 test kills it at exactly that instant.
 
-Each line it prints is JSON, so the test reads what happened.
+Each line it prints is JSON, so the test reads what happened. The tests run ``main`` in a
+process forked from one that imported this module (:mod:`tests.forked_processes`), which
+reads ``ROOMKIT_STOP_AT`` from the environment it was given.
 """
 
 from __future__ import annotations
@@ -54,12 +56,10 @@ STOPS = (
 )
 """The durable writes of one turn, in order."""
 
-STOP_AT = os.environ.get("ROOMKIT_STOP_AT")
-
 
 def reached(stop: str) -> None:
     """Tell the test that ``stop``'s write is done, then freeze until killed."""
-    if stop == STOP_AT:
+    if stop == os.environ.get("ROOMKIT_STOP_AT"):
         print(json.dumps({"at": stop}), flush=True)
         os.kill(os.getpid(), signal.SIGSTOP)
 

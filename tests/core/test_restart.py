@@ -1,10 +1,10 @@
 """A kit killed with SIGKILL at any step of a turn finishes the turn on restart, losing nothing.
 
-The agent process (``restart_agent.py``) freezes itself right after a chosen durable write
-and says so on its stdout; the test kills it there, then a new process runs
-``resume_pending()``. Whatever the instant, the message gets one turn, the turn one reply,
-and the question is asked once and announced once. Every test runs on each durable
-deployment: rooms and questions in one SQLite file, or both on Redis.
+The agent process (``restart_agent.py``, forked from a server that imported it) freezes
+itself right after a chosen durable write and says so on its stdout; the test kills it
+there, then a new process runs ``resume_pending()``. Whatever the instant, the message gets
+one turn, the turn one reply, and the question is asked once and announced once. Every test
+runs on each durable deployment: rooms and questions in one SQLite file, or both on Redis.
 """
 
 from __future__ import annotations
@@ -13,20 +13,21 @@ import asyncio
 import json
 import os
 import signal
-import sys
-from asyncio.subprocess import Process
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from tests.core.restart_agent import STOPS
+from tests.core.restart_agent import main as agent
 from tests.core.room_stores import Place
+from tests.forked_processes import Peer
+from tests.forked_processes import start as start_peer
 
 from roomkit.tools.human_input import HumanInputHandler
 
-AGENT = Path(__file__).with_name("restart_agent.py")
+ROOT = Path(__file__).resolve().parents[2]
 
-Start = Callable[..., Awaitable[Process]]
+Start = Callable[..., Awaitable[Peer]]
 
 REPLY = "Booked a trip to Lisbon."
 
@@ -34,22 +35,14 @@ REPLY = "Booked a trip to Lisbon."
 @pytest.fixture
 async def agents() -> AsyncIterator[Start]:
     """Starts agent processes; any still running at the end is killed."""
-    started: list[Process] = []
+    started: list[Peer] = []
 
-    async def start(place: Place, mode: str, *, stop_at: str | None = None) -> Process:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    async def start(place: Place, mode: str, *, stop_at: str | None = None) -> Peer:
+        env = dict(os.environ)
         env.pop("ROOMKIT_STOP_AT", None)
         if stop_at is not None:
             env["ROOMKIT_STOP_AT"] = stop_at
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            str(AGENT),
-            place.kind,
-            place.where,
-            mode,
-            stdout=asyncio.subprocess.PIPE,
-            env=env,
-        )
+        process = await start_peer(agent, ROOT, place.kind, place.where, mode, env=env)
         started.append(process)
         return process
 
@@ -60,7 +53,7 @@ async def agents() -> AsyncIterator[Start]:
             await process.wait()
 
 
-async def _line(process: Process) -> dict[str, object]:
+async def _line(process: Peer) -> dict[str, object]:
     assert process.stdout is not None
     async with asyncio.timeout(30):
         raw = await process.stdout.readline()
@@ -69,7 +62,7 @@ async def _line(process: Process) -> dict[str, object]:
     return line
 
 
-async def _kill(process: Process) -> None:
+async def _kill(process: Peer) -> None:
     process.send_signal(signal.SIGKILL)
     assert await process.wait() == -signal.SIGKILL
 

@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.forked_processes import Peer
+from tests.forked_processes import start as start_peer
 from tests.notify.receiver import Receiver
-from tests.tools.human_input.stores.peer_processes import Peer
-from tests.tools.human_input.stores.peer_processes import start as start_peer
+from tests.tools.human_input.stores import race_peer
 from tests.tools.human_input.stores.store_kit import Backend, Changes
 
 from roomkit import HumanInputHandler
@@ -35,7 +36,7 @@ async def ready(
     """Each plan in a process of its own, every one ready and waiting to be let go; each
     opens the store ``elsewhere`` names (kind, location, prefix), else the backend's."""
     peers = [
-        await start_peer(ROOT, *(elsewhere or backend.elsewhere), json.dumps(plan))
+        await start_peer(race_peer.main, ROOT, *(elsewhere or backend.elsewhere), json.dumps(plan))
         for plan in plans
     ]
     async with asyncio.timeout(PATIENCE):

@@ -1,10 +1,11 @@
-"""Processes of their own for :mod:`~tests.tools.human_input.stores.race_peer`, forked from
-a server that has imported roomkit already.
+"""Processes of their own for the tests that race or kill one, forked from a server that has
+imported roomkit already.
 
 Each peer is an OS process with its own connections and its own event loop, killed with a
 real SIGKILL, as one started with ``python -m`` would be; it only skips the interpreter's
 start and roomkit's imports (most of a second of CPU each), which a forkserver did once per
-test process. It takes the test's environment, working folder and standard error as they are
+test process. It runs one coroutine function of a module the forkserver imported, with the
+test's environment (or the one it is given), working folder and standard error as they are
 when it starts; its standard input and output are one socket to the test.
 """
 
@@ -15,15 +16,27 @@ import multiprocessing
 import os
 import socket
 import sys
+from collections.abc import Callable, Coroutine, Mapping
 from multiprocessing import reduction
 from pathlib import Path
 from typing import Any
 
-from tests.tools.human_input.stores import race_peer
+_PRELOAD = [
+    "__main__",
+    "tests.tools.human_input.stores.race_peer",
+    "tests.core.restart_agent",
+    "roomkit.notify",
+    "roomkit.stores.sqlite",
+    "roomkit.stores.redis",
+    "roomkit.stores.postgres",
+]
+"""What the forkserver imports once for every peer: the modules whose ``main`` peers run and
+the stores they open; ``__main__`` (pytest's script, run as a module that is not the main
+one) so that each peer does not import it again. One forkserver serves the whole test
+process, so every module peers run from is named here."""
 
-_PRELOAD = ["__main__", "tests.tools.human_input.stores.race_peer", "roomkit.notify"]
-"""What the forkserver imports once for every peer; ``__main__`` (pytest's script, run as a
-module that is not the main one) so that each peer does not import it again."""
+Main = Callable[..., Coroutine[Any, Any, None]]
+"""What a peer runs: ``main(*argv)``, a coroutine function at the top of its module."""
 _FORKSERVER = multiprocessing.get_context("forkserver")
 _FORKSERVER.set_forkserver_preload(_PRELOAD)
 
@@ -44,10 +57,15 @@ def _detached(duplicate: Any) -> int:
 
 
 def _run(
-    channel: socket.socket, stderr: int, env: dict[str, str], cwd: str, argv: list[str]
+    main: Main,
+    channel: socket.socket,
+    stderr: int,
+    env: dict[str, str],
+    cwd: str,
+    argv: list[str],
 ) -> None:
     """The peer's body: the test's environment, folder and standard error, the socket as
-    standard input and output, then the race peer's ``main``."""
+    standard input and output, then ``main(*argv)``."""
     os.dup2(stderr, 2)
     os.close(stderr)
     os.environ.clear()
@@ -55,7 +73,7 @@ def _run(
     os.chdir(cwd)
     sys.stdin = channel.makefile("r", encoding="utf-8")
     sys.stdout = channel.makefile("w", encoding="utf-8")
-    asyncio.run(race_peer.main(*argv))
+    asyncio.run(main(*argv))
     sys.stdout.flush()
 
 
@@ -109,13 +127,15 @@ class Peer:
         return out, None
 
 
-async def start(cwd: Path, *argv: str) -> Peer:
-    """A peer running ``race_peer.main(*argv)`` in ``cwd``."""
+async def start(main: Main, cwd: Path, *argv: str, env: Mapping[str, str] | None = None) -> Peer:
+    """A peer running ``main(*argv)`` in ``cwd``, with ``env`` (else the test's) as its
+    environment."""
     ours, theirs = socket.socketpair()
+    environment = dict(os.environ if env is None else env)
     try:
         process = _FORKSERVER.Process(
             target=_run,
-            args=(theirs, _Inherited(2), dict(os.environ), str(cwd), list(argv)),
+            args=(main, theirs, _Inherited(2), environment, str(cwd), list(argv)),
             # Ended with the test process, should a failed test leave one running.
             daemon=True,
         )
