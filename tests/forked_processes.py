@@ -25,15 +25,23 @@ _PRELOAD = [
     "__main__",
     "tests.tools.human_input.stores.race_peer",
     "tests.core.restart_agent",
+    "tests.adapters.framework_resumers",
+    "tests.adapters.langgraph_resumer",
     "roomkit.notify",
     "roomkit.stores.sqlite",
     "roomkit.stores.redis",
     "roomkit.stores.postgres",
+    "roomkit.adapters.openai_agents",
+    "roomkit.adapters.pydantic_ai",
+    "agents",
+    "agents.testing",
+    "pydantic_ai",
 ]
-"""What the forkserver imports once for every peer: the modules whose ``main`` peers run and
-the stores they open; ``__main__`` (pytest's script, run as a module that is not the main
-one) so that each peer does not import it again. One forkserver serves the whole test
-process, so every module peers run from is named here."""
+"""What the forkserver imports once for every peer: the modules whose ``main`` peers run, the
+stores they open and the frameworks they resume runs of (a module missing is left out);
+``__main__`` (pytest's script, run as a module that is not the main one) so that each peer
+does not import it again. One forkserver serves the whole test process, so every module
+peers run from is named here."""
 
 Main = Callable[..., Coroutine[Any, Any, None]]
 """What a peer runs: ``main(*argv)``, a coroutine function at the top of its module."""

@@ -1,6 +1,7 @@
 """Resumers in a process of their own, for the crash tests:
 ``python framework_resumers.py openai_agents|openai_agents_next|openai_agents_start|
-openai_agents_opened|pydantic_ai FOLDER``.
+openai_agents_opened|pydantic_ai FOLDER``; the tests run ``main`` in a process forked from
+one that imported this module (:mod:`tests.forked_processes`).
 
 Each agent holds one tool call for approval; the tool kills this process (SIGKILL) when it
 runs, so the resumer dies after it claimed the resume and before the run moved on. The
@@ -152,7 +153,8 @@ def keep_paused_run(folder: Path, requests: Any, messages: list[Any]) -> None:
     (folder / "messages.json").write_bytes(ModelMessagesTypeAdapter.dump_json(messages))
 
 
-async def main(framework: str, folder: Path) -> None:
+async def main(framework: str, where: str) -> None:
+    folder = Path(where)
     store = SQLiteStore(folder / "requests.db")
     handler = HumanInputHandler(store=store)
     ran = folder / "ran.txt"
@@ -190,4 +192,4 @@ async def main(framework: str, folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
+    asyncio.run(main(*sys.argv[1:3]))

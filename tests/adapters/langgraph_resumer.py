@@ -6,7 +6,9 @@ runs: the resumer dies after it claimed the resume and before the thread moved o
 step is checkpointed: the resumer dies once the thread moved on, before its next stop. With
 ``parallel`` its graph holds two calls in one step; the second call's node, resumed, says
 ``inside`` on stdout once the first node's writes are saved and waits for a line on stdin:
-the thread is mid-step, another resumer may look at it, and then this one finishes.
+the thread is mid-step, another resumer may look at it, and then this one finishes. The
+tests run ``main`` in a process forked from one that imported this module
+(:mod:`tests.forked_processes`).
 """
 
 from __future__ import annotations
@@ -143,7 +145,8 @@ class WatchedSaver(AsyncSqliteSaver):
             self.saved_a.set()
 
 
-async def main(folder: Path, graph_kind: str) -> None:
+async def main(where: str, graph_kind: str = "one") -> None:
+    folder = Path(where)
     store = SQLiteStore(folder / "requests.db")
     handler = HumanInputHandler(store=store)
     ran = folder / "ran.txt"
@@ -176,4 +179,4 @@ async def main(folder: Path, graph_kind: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "one"))
+    asyncio.run(main(*sys.argv[1:3]))

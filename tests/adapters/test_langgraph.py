@@ -25,6 +25,9 @@ from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default, remind
 
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout: where the processes the tests start run."""
+
 ANSWER = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
 SEND = {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]}
 
@@ -301,11 +304,12 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_thread_resumes_on
     """SIGKILL after the settle, inside the resume: the dead resumer's claim holds the
     thread until its lease lapses (on the store's clock), then a new resumer resumes it once."""
     import signal
-    import sys
     import time
 
+    from tests.adapters import langgraph_resumer
     from tests.adapters.langgraph_resumer import CONFIG
     from tests.adapters.langgraph_resumer import build as build_crashing
+    from tests.forked_processes import start as start_peer
 
     from roomkit.stores.sqlite import SQLiteStore
 
@@ -316,10 +320,7 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_thread_resumes_on
         graph = build_crashing(saver, ran, die=False)
         (held,) = await lg.start(graph, {}, CONFIG, handler=handler)
         assert await handler.aresolve(held, approve(), by="alice")
-    script = Path(__file__).with_name("langgraph_resumer.py")
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), str(tmp_path), cwd=Path(__file__).parents[2]
-    )
+    child = await start_peer(langgraph_resumer.main, ROOT, str(tmp_path))
     assert await child.wait() == -signal.SIGKILL
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "graph.db")) as saver:
         graph = build_crashing(saver, ran, die=False)
@@ -449,9 +450,9 @@ async def test_a_second_resumer_mid_step_leaves_the_thread_to_the_first(tmp_path
     """Two calls held in one step: while the first resumer is inside the step (one node's
     writes saved, so the thread shows one interrupt left), a second resumer finds the resume
     taken and returns ``[]``; every node runs once."""
-    import sys
-
+    from tests.adapters import langgraph_resumer
     from tests.adapters.langgraph_resumer import CONFIG, build_parallel
+    from tests.forked_processes import start as start_peer
 
     from roomkit.stores.sqlite import SQLiteStore
 
@@ -464,18 +465,7 @@ async def test_a_second_resumer_mid_step_leaves_the_thread_to_the_first(tmp_path
         assert len(held) == 2
         for pending_id in held:
             assert await handler.aresolve(pending_id, approve(), by="alice")
-        script = Path(__file__).with_name("langgraph_resumer.py")
-        child = await asyncio.create_subprocess_exec(
-            sys.executable,
-            str(script),
-            str(tmp_path),
-            "parallel",
-            cwd=Path(__file__).parents[2],
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert child.stdin is not None
-        assert child.stdout is not None
+        child = await start_peer(langgraph_resumer.main, ROOT, str(tmp_path), "parallel")
         try:
             assert await asyncio.wait_for(child.stdout.readline(), 30) == b"inside\n"
             assert len((await graph.aget_state(CONFIG)).interrupts) == 1

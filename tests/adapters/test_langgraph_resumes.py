@@ -17,6 +17,9 @@ from roomkit.adapters import langgraph as lg
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout: where the processes the tests start run."""
+
 CONFIG = {"configurable": {"thread_id": "t-twice"}}
 
 
@@ -77,11 +80,12 @@ async def test_a_thread_whose_resumer_died_past_the_pause_is_continued_once(
     the rest of the graph never ran. Once the dead resumer's lease lapses (on the store's
     clock), a resumer continues it from its last checkpoint, once."""
     import signal
-    import sys
     import time
 
+    from tests.adapters import langgraph_resumer
     from tests.adapters.langgraph_resumer import CONFIG as CRASH
     from tests.adapters.langgraph_resumer import build_two_steps
+    from tests.forked_processes import start as start_peer
 
     from roomkit.stores.sqlite import SQLiteStore
 
@@ -92,10 +96,7 @@ async def test_a_thread_whose_resumer_died_past_the_pause_is_continued_once(
         graph = build_two_steps(saver, ran)
         (held,) = await lg.start(graph, {}, CRASH, handler=handler)
         assert await handler.aresolve(held, approve(), by="alice")
-    script = Path(__file__).with_name("langgraph_resumer.py")
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), str(tmp_path), "next", cwd=Path(__file__).parents[2]
-    )
+    child = await start_peer(langgraph_resumer.main, ROOT, str(tmp_path), "next")
     assert await child.wait() == -signal.SIGKILL
     later = SQLiteStore(tmp_path / "requests.db", clock=lambda: time.time() + 301)
     try:

@@ -20,6 +20,9 @@ from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, remind
 
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout: where the processes the tests start run."""
+
 
 @pytest.fixture(autouse=True)
 def no_tracing() -> Iterator[None]:
@@ -197,9 +200,10 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
     resumer's claim holds the run until its lease lapses (on the store's clock); then, of two
     resumers at once, one resumes it, once."""
     import signal
-    import sys
 
+    from tests.adapters import framework_resumers
     from tests.adapters.framework_resumers import RUN_KEY, openai_agent
+    from tests.forked_processes import start as start_peer
 
     from roomkit.stores.sqlite import SQLiteStore
 
@@ -209,10 +213,7 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
     agent = openai_agent(ran, die=False, resumed=False)
     (held,) = await oa.start(agent, "go", handler=handler, run_key=RUN_KEY)
     assert await handler.aresolve(held, approve(), by="alice")
-    script = Path(__file__).with_name("framework_resumers.py")
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), "openai_agents", str(tmp_path), cwd=Path(__file__).parents[2]
-    )
+    child = await start_peer(framework_resumers.main, ROOT, "openai_agents", str(tmp_path))
     assert await child.wait() == -signal.SIGKILL
     resumed = openai_agent(ran, die=False, resumed=True)
     assert await oa.resume(resumed, RUN_KEY, handler=handler) == []
@@ -407,9 +408,10 @@ async def test_a_resumer_killed_before_the_next_pause_is_kept_leaves_the_run_res
     dead resumer's claim lapses with its lease and the next resumer continues the run from
     the pause kept last (the approved call runs again), up to its next pause."""
     import signal
-    import sys
 
+    from tests.adapters import framework_resumers
     from tests.adapters.framework_resumers import RUN_KEY, openai_agent_sending
+    from tests.forked_processes import start as start_peer
 
     from roomkit.stores.sqlite import SQLiteStore
 
@@ -420,14 +422,7 @@ async def test_a_resumer_killed_before_the_next_pause_is_kept_leaves_the_run_res
         openai_agent_sending(ran, "bob", "carol"), "go", handler=handler, run_key=RUN_KEY
     )
     assert await handler.aresolve(held, approve(), by="alice")
-    script = Path(__file__).with_name("framework_resumers.py")
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(script),
-        "openai_agents_next",
-        str(tmp_path),
-        cwd=Path(__file__).parents[2],
-    )
+    child = await start_peer(framework_resumers.main, ROOT, "openai_agents_next", str(tmp_path))
     assert await child.wait() == -signal.SIGKILL
     assert ran.read_text() == "bob\n"
     resumed = openai_agent_sending(ran, "carol")

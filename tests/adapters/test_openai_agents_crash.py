@@ -4,9 +4,7 @@ requests it lacks. Nobody is asked twice about a call, and the model is not run 
 
 from __future__ import annotations
 
-import asyncio
 import signal
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +12,9 @@ from typing import Any
 
 import pytest
 from agents import RunHooks, Runner, set_tracing_disabled
+from tests.adapters import framework_resumers
 from tests.adapters.framework_resumers import RUN_KEY, openai_agent_turns
+from tests.forked_processes import start as start_peer
 
 from roomkit.adapters import openai_agents as oa
 from roomkit.adapters._asking import asking
@@ -26,6 +26,8 @@ from roomkit.stores import new_entry
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -47,10 +49,7 @@ class ModelCalls(RunHooks[Any]):
 
 async def killed(folder: Path, mode: str) -> None:
     """Run ``framework_resumers.py mode`` on ``folder``; it dies of a SIGKILL."""
-    script = Path(__file__).with_name("framework_resumers.py")
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), mode, str(folder), cwd=Path(__file__).parents[2]
-    )
+    child = await start_peer(framework_resumers.main, ROOT, mode, str(folder))
     assert await child.wait() == -signal.SIGKILL
 
 

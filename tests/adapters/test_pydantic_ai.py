@@ -21,6 +21,9 @@ from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default
 
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout: where the processes the tests start run."""
+
 
 def build(handle: Any, tools: list[str], sent: list[str]) -> Agent[None, Any]:
     """An agent whose scripted model calls ``tools``: ``send`` needs approval, ``ask`` asks."""
@@ -193,10 +196,11 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
     resumer's claim holds the run until its lease lapses (on the store's clock); then, of two
     resumers at once, one resumes it, once."""
     import signal
-    import sys
     import time
 
+    from tests.adapters import framework_resumers
     from tests.adapters.framework_resumers import keep_paused_run, pydantic_agent
+    from tests.forked_processes import start as start_peer
 
     from roomkit.stores.sqlite import SQLiteStore
 
@@ -209,10 +213,7 @@ async def test_a_resumer_killed_mid_resume_is_replaced_and_the_run_resumes_once(
     held = requests.metadata[part.tool_call_id]["roomkit"]["pending_id"]
     assert await handler.aresolve(held, approve(), by="alice")
     keep_paused_run(tmp_path, requests, history)
-    script = Path(__file__).with_name("framework_resumers.py")
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), "pydantic_ai", str(tmp_path), cwd=Path(__file__).parents[2]
-    )
+    child = await start_peer(framework_resumers.main, ROOT, "pydantic_ai", str(tmp_path))
     assert await child.wait() == -signal.SIGKILL
     agent = pydantic_agent(ran, die=False, handler=handler)
     assert await pa.resume(agent, requests, history, handler=handler) is None
