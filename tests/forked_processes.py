@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import signal
 import socket
 import sys
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from contextlib import asynccontextmanager
 from multiprocessing import reduction
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ _PRELOAD = [
     "tests.core.restart_agent",
     "tests.adapters.framework_resumers",
     "tests.adapters.langgraph_resumer",
+    "tests.notify.notifier_peer",
     "roomkit.notify",
     "roomkit.stores.sqlite",
     "roomkit.stores.redis",
@@ -42,6 +45,9 @@ stores they open and the frameworks they resume runs of (a module missing is lef
 ``__main__`` (pytest's script, run as a module that is not the main one) so that each peer
 does not import it again. One forkserver serves the whole test process, so every module
 peers run from is named here."""
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The checkout the tests run from."""
 
 Main = Callable[..., Coroutine[Any, Any, None]]
 """What a peer runs: ``main(*argv)``, a coroutine function at the top of its module."""
@@ -153,3 +159,17 @@ async def start(main: Main, cwd: Path, *argv: str, env: Mapping[str, str] | None
         theirs.close()
     reader, writer = await asyncio.open_connection(sock=ours)
     return Peer(process, reader, writer)
+
+
+@asynccontextmanager
+async def ready(main: Main, *argv: str) -> AsyncIterator[Peer]:
+    """A peer running ``main(*argv)`` from the checkout, once it printed ``ready``; on the
+    way out it gets SIGTERM unless it ended already."""
+    process = await start(main, ROOT, *argv)
+    try:
+        assert (await process.stdout.readline()).strip() == b"ready"
+        yield process
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        await process.wait()

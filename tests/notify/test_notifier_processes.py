@@ -7,8 +7,9 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import pytest
+from tests.forked_processes import Peer, ready
+from tests.notify import notifier_peer
 from tests.notify.receiver import Receiver
-from tests.servers.peers import peer
 
 from roomkit.notify import Notifier, Retry, Webhook
 from roomkit.tools.human_input import HumanInputHandler
@@ -18,10 +19,9 @@ pytestmark = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "postgres
 
 def notifier(
     url: str, prefix: str, receiver: Receiver, lease: float
-) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
-    return peer(
-        "tests.notify.notifier_peer", url, prefix, receiver.url, receiver.secret, str(lease)
-    )
+) -> AbstractAsyncContextManager[Peer]:
+    """A notifier in a process of its own (see :mod:`tests.notify.notifier_peer`)."""
+    return ready(notifier_peer.main, url, prefix, receiver.url, receiver.secret, str(lease))
 
 
 async def test_a_notifier_killed_mid_delivery_is_replaced_and_the_webhook_id_kept(
