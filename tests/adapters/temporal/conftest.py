@@ -103,13 +103,21 @@ class World:
         self.worker_handler = self.handler()
         self.desk_handler = self.handler()
         self.kit = RoomKit()
-        self.app = create_desk_app(
-            self.kit,
-            handler=self.desk_handler,
-            secret=SECRET,
-            limits=DeskLimits(rate=1_000_000.0, burst=1_000_000),
-        )
+        self._app: Any = None
         self.created = Created(self.desk_handler)
+
+    @property
+    def app(self) -> Any:
+        """The desk's app on ``desk_handler``, made when a test first answers on it (most
+        tests never do, and its routes take a while to build)."""
+        if self._app is None:
+            self._app = create_desk_app(
+                self.kit,
+                handler=self.desk_handler,
+                secret=SECRET,
+                limits=DeskLimits(rate=1_000_000.0, burst=1_000_000),
+            )
+        return self._app
 
     @property
     def server(self) -> TemporalServer:

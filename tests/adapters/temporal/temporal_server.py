@@ -65,10 +65,12 @@ class TemporalServer:
             output = "\n".join(log.lines)
             raise RuntimeError(f"temporal server did not start on {self.address}:\n{output}")
 
-    def stop(self) -> None:
+    def stop(self, *, kill: bool = False) -> None:
+        """Stop the server: SIGTERM, its graceful shutdown (a second or so, its workflows
+        kept for a restart); with ``kill``, SIGKILL, for a server whose state is thrown away."""
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
             try:
                 process.wait(timeout=_START_TIMEOUT)
             except subprocess.TimeoutExpired:
@@ -83,7 +85,7 @@ def running_temporal(binary: str, directory: Path) -> Iterator[TemporalServer]:
     try:
         yield server
     finally:
-        server.stop()
+        server.stop(kill=True)  # its state goes with its folder: nothing to keep
 
 
 def _free_port() -> int:
