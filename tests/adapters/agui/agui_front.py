@@ -104,9 +104,8 @@ class Front:
                 tool_handler=self.outbox,
             )
         )
-        self.desk = Desk(self.kit, handler=self.handler, secret=SECRET, limits=ROOMY)
+        self._desk: Desk | None = None
         self.app = FastAPI()
-        self.app.include_router(desk_router(self.desk))
         limits = {} if max_new_messages is None else {"max_new_messages": max_new_messages}
         self.app.include_router(
             agui_router(self.kit, agent="ai", handler=self.handler, secret=SECRET, **limits)
@@ -114,9 +113,23 @@ class Front:
         self.messages: list[dict[str, Any]] = []
         """The conversation the front end holds, as it sends it."""
 
+    @property
+    def desk(self) -> Desk:
+        """The desk on the front's handler, its routes added to the app when first wanted (a
+        request under ``/api``): most tests never answer on it, and it takes a while to build."""
+        if self._desk is None:
+            self._desk = Desk(self.kit, handler=self.handler, secret=SECRET, limits=ROOMY)
+            self.app.include_router(desk_router(self._desk))
+        return self._desk
+
     def client(self) -> httpx.AsyncClient:
-        transport = httpx.ASGITransport(app=self.app)
+        transport = httpx.ASGITransport(app=self._serve)
         return httpx.AsyncClient(transport=transport, base_url="http://localhost")
+
+    async def _serve(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan" and scope["path"].startswith("/api"):
+            _ = self.desk
+        await self.app(scope, receive, send)
 
     async def post(self, body: object, *, actor: str = "alice") -> httpx.Response:
         """POST ``body`` to the endpoint as a client sends it: JSON text (a lone surrogate
@@ -158,7 +171,8 @@ class Front:
 
     async def close(self) -> None:
         await self.kit.close()
-        await self.desk.aclose()
+        if self._desk is not None:
+            await self._desk.aclose()
 
 
 def bearer(actor: str) -> dict[str, str]:
