@@ -29,7 +29,7 @@ async def kit(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[R
         store = Place.redis(request.getfixturevalue("redis_server").url, fresh_prefix()).rooms()
     elif request.param == "postgres":
         dsn = request.getfixturevalue("postgres_server").dsn
-        store = Place.postgres(dsn, fresh_prefix()).rooms()
+        store = Place.postgres(dsn, request.getfixturevalue("postgres_schema")).rooms()
     made = RoomKit() if store is None else RoomKit(store=store)
     made.register_channel(WebSocketChannel("chat"))
     made.register_channel(

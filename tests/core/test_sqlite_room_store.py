@@ -40,7 +40,8 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     if request.param == "sqlite":
         place = Place.sqlite(tmp_path / "rooms.db")
     elif request.param == "postgres":
-        place = Place.postgres(request.getfixturevalue("postgres_server").dsn, fresh_prefix())
+        dsn = request.getfixturevalue("postgres_server").dsn
+        place = Place.postgres(dsn, request.getfixturevalue("postgres_schema"))
     else:
         server: RedisServer = request.getfixturevalue("redis_server")
         place = Place.redis(server.url, fresh_prefix())

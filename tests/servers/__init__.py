@@ -7,7 +7,8 @@
 * :mod:`.webhook_receiver` and :mod:`.http_server`: HTTP receivers (signed webhooks; the
   scripted base of the model vendors' fakes);
 * :mod:`.slack_server`: the fake Slack Web API (``slack_api``, ``slack``);
-* :mod:`.stores`: where each store of a test lives, for the suites that run on every store.
+* :mod:`.stores`: where each store of a test lives, for the suites that run on every store;
+* :mod:`.schema_pool`: the schemas tests give back, taken again empty (``postgres_schema``).
 
 :mod:`.plugin` holds the fixtures; the root ``conftest.py`` loads it, so every test can
 take them by name. A session-wide server is shared: each test keeps to its own key prefix

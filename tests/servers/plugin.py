@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from tests.servers.postgres_server import PostgresServer, running_postgres
 from tests.servers.redis_server import RedisServer, running_redis
+from tests.servers.schema_pool import SchemaPool
 from tests.servers.slack_server import SIGNING_SECRET, TOKEN, SlackAPI
 from tests.servers.stores import STORES, StoreSite, fresh_prefix
 from tests.tools.human_input.stores.redis_relay import Relay
@@ -89,6 +90,24 @@ def postgres_server() -> Iterator[PostgresServer]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def postgres_schemas(postgres_server: PostgresServer) -> Iterator[SchemaPool]:
+    """The schemas the session's tests gave back, for later tests to take again."""
+    with SchemaPool(postgres_server.dsn) as pool:
+        yield pool
+
+
+@pytest.fixture
+def postgres_schema(request: pytest.FixtureRequest, postgres_schemas: SchemaPool) -> Iterator[str]:
+    """A schema of the session's cluster that this test has to itself, holding no row: one
+    an earlier test gave back, with the tables stores make, or a brand-new one (always,
+    under ``@pytest.mark.fresh_schema``). It is given back when the test ends."""
+    fresh = request.node.get_closest_marker("fresh_schema") is not None
+    schema = fresh_prefix() if fresh else postgres_schemas.take()
+    yield schema
+    postgres_schemas.give_back(schema)
+
+
 @pytest.fixture
 def postgres_restartable(postgres_server: PostgresServer) -> Iterator[PostgresServer]:
     """The session's cluster, for a test that stops, crashes or restarts it: running again
@@ -127,8 +146,11 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def store_prefix() -> str:
-    """The Redis prefix or PostgreSQL schema of the test's store."""
+def store_prefix(request: pytest.FixtureRequest) -> str:
+    """The Redis prefix or PostgreSQL schema of the test's store (on PostgreSQL, from
+    ``postgres_schema``)."""
+    if "store_kind" in request.fixturenames and request.getfixturevalue("store_kind") == "postgres":
+        return str(request.getfixturevalue("postgres_schema"))
     return fresh_prefix()
 
 

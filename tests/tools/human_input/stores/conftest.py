@@ -3,8 +3,9 @@
 The parent directory runs async tests on a virtual clock, which jumps past timers while a
 thread's answer is in flight; here every test gets a plain event loop instead. The fixtures
 below serve every store test: a fake clock, the session's redis-server (``tests/servers/``)
-with a key prefix per test, so that tests never see each other's records, and ``backend`` /
-``store``: each durable store in turn, for the suites that hold on every one of them.
+with a key prefix per test (on the session's cluster, a schema: ``postgres_schema``), so that
+tests never see each other's records, and ``backend`` / ``store``: each durable store in
+turn, for the suites that hold on every one of them.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     if request.param == "sqlite":
         made = SQLiteBackend(tmp_path / "pending.db")
     elif request.param == "postgres":
-        made = PostgresBackend(request.getfixturevalue("postgres_server").dsn)
+        dsn = request.getfixturevalue("postgres_server").dsn
+        made = PostgresBackend(dsn, request.getfixturevalue("postgres_schema"))
     else:
         url = request.getfixturevalue("redis_server").url
         made = RedisBackend(url, request.getfixturevalue("prefix"))
