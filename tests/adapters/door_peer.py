@@ -2,7 +2,7 @@
 while its turn waits on a question (:func:`killed_after_asking` runs it), and for those
 whose turn fails in it once answered from another process (:func:`asking_peer`).
 
-    python door_peer.py KIND WHERE DOOR FOLDER [fragile]
+    main(KIND, WHERE, DOOR, FOLDER[, "fragile"])
 
 ``KIND WHERE`` name the deployment's stores as :class:`tests.core.room_stores.Place` does;
 ``DOOR`` is ``agui`` or ``a2a``; ``FOLDER`` holds the A2A tasks. The caller ``alice`` sends
@@ -11,7 +11,8 @@ prints one JSON line (the AG-UI interrupt's id and the messages the front end ho
 A2A task's id), then waits until killed. With ``fragile``, the agent's model is
 :class:`tests.adapters.fragile_model.Fragile`: the caller sends "Ask", the turn fails once
 its question is answered, and the process prints a second line once the task the door runs
-the turn in has ended (the failure recorded in the room store).
+the turn in has ended (the failure recorded in the room store). The process is forked from
+one that imported this module and the doors' test kits (:mod:`tests.forked_processes`).
 """
 
 from __future__ import annotations
@@ -19,20 +20,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import forked_processes
 from tests.adapters.fragile_model import Fragile
 from tests.core.room_stores import Place
 from tests.servers.redis_server import RedisServer
 from tests.servers.stores import fresh_prefix
 
-HERE = Path(__file__).parent
 PATIENCE = 60.0
 LEASE = 30.0
 """The kit's default turn lease, in seconds."""
@@ -71,23 +69,12 @@ async def asking_peer(
     while it runs on (killed, SIGKILL, when the block ends). With ``fragile``, its turn
     fails once its question is answered, and ``ended`` is set once the process says the
     turn ended there (its failure recorded)."""
-    paths = [str(HERE / "agui"), str(HERE / "a2a"), *sys.path]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     mode = ["fragile"] if fragile else []
-    peer = await asyncio.create_subprocess_exec(
-        sys.executable,
-        __file__,
-        place.kind,
-        place.where,
-        door,
-        str(folder),
-        *mode,
-        stdout=asyncio.subprocess.PIPE,
-        env=env,
+    peer = await forked_processes.start(
+        main, forked_processes.ROOT, place.kind, place.where, door, str(folder), *mode
     )
     listening: asyncio.Task[None] | None = None
     try:
-        assert peer.stdout is not None
         async with asyncio.timeout(PATIENCE):
             line = await peer.stdout.readline()
         assert line, "the server process ended without a word"
@@ -98,7 +85,7 @@ async def asking_peer(
     finally:
         if listening is not None:
             listening.cancel()
-        peer.send_signal(signal.SIGKILL)
+        peer.kill()  # SIGKILL
         await peer.wait()
 
 
@@ -134,7 +121,3 @@ async def main(kind: str, where: str, door: str, folder: str, *mode: str) -> Non
         await turn
         print(json.dumps({"ended": TURNS[door]}), flush=True)
     await asyncio.Event().wait()
-
-
-if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:]))

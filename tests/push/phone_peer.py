@@ -1,12 +1,13 @@
 """A notifier pushing to phones in a process of its own, for the tests that kill it.
 
-    python -m tests.push.phone_peer STORE_URL PREFIX LEASE webpush DATA_DIR PUSH_ORIGIN
-    python -m tests.push.phone_peer STORE_URL PREFIX LEASE ntfy SERVER_URL
+    main(STORE_URL, PREFIX, LEASE, "webpush", DATA_DIR, PUSH_ORIGIN)
+    main(STORE_URL, PREFIX, LEASE, "ntfy", SERVER_URL)
 
 runs ``Notifier(handler, [surface], lease=LEASE)`` on the store at STORE_URL, the surface
 pushing to the subscriptions in DATA_DIR on the push service at PUSH_ORIGIN, or publishing
 to the ntfy server at SERVER_URL; prints ``ready`` once it follows the store, and delivers
-until SIGTERM (or SIGKILL).
+until SIGTERM (or SIGKILL). The tests run ``main`` in a process forked from one that
+imported this module (:mod:`tests.forked_processes`).
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ def surface_of(kind: str, where: list[str]) -> Surface:
     return WebPush(SUBJECT, data_dir=data_dir, push_hosts=[origin])
 
 
-async def main(url: str, prefix: str, lease: float, surface: Surface) -> None:
+async def main(url: str, prefix: str, lease: str, kind: str, *where: str) -> None:
+    surface = surface_of(kind, list(where))
     store = open_store(url, prefix)
     handler = HumanInputHandler(store=store)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     notifier = Notifier(
-        handler, [surface], desk_url=DESK, link_secret=SECRET, lease=lease, poll=0.1
+        handler, [surface], desk_url=DESK, link_secret=SECRET, lease=float(lease), poll=0.1
     )
     async with notifier:
         print("ready", flush=True)
@@ -50,5 +52,4 @@ async def main(url: str, prefix: str, lease: float, surface: Surface) -> None:
 
 
 if __name__ == "__main__":
-    url, prefix, lease, kind, *where = sys.argv[1:]
-    asyncio.run(main(url, prefix, float(lease), surface_of(kind, where)))
+    asyncio.run(main(*sys.argv[1:]))

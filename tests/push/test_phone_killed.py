@@ -10,10 +10,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import pytest
+from tests.forked_processes import Peer, ready
+from tests.push import phone_peer
 from tests.push.ntfy_server import NtfyServer
 from tests.push.phone_peer import DESK, SECRET, SUBJECT, TOPIC
 from tests.push.push_service import PushService
-from tests.servers.peers import peer
 from tests.servers.stores import Ahead, StoreSite
 
 from roomkit.models.pending_input import PendingInput
@@ -31,11 +32,9 @@ APPROVED = '{"decision":"approve"}'
 pytestmark = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "postgres"], indirect=True)
 
 
-def phone_notifier(
-    site: StoreSite, *surface: str
-) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+def phone_notifier(site: StoreSite, *surface: str) -> AbstractAsyncContextManager[Peer]:
     """A notifier in a process of its own with one surface (see :mod:`tests.push.phone_peer`)."""
-    return peer("tests.push.phone_peer", site.url, site.prefix, str(LEASE), *surface)
+    return ready(phone_peer.main, site.url, site.prefix, str(LEASE), *surface)
 
 
 def holding_the_first() -> tuple[asyncio.Event, asyncio.Event, Callable[[int], Awaitable[None]]]:
@@ -66,7 +65,7 @@ async def killed_while_sending(
     clock: Ahead,
     taken: asyncio.Event,
     release: asyncio.Event,
-    running: Callable[[], AbstractAsyncContextManager[asyncio.subprocess.Process]],
+    running: Callable[[], AbstractAsyncContextManager[Peer]],
 ) -> PendingInput:
     """Ask alice for an approval while a peer notifier runs; kill it once its first send
     was taken, answer the approval in Slack, and let the dead notifier's lease run out."""

@@ -1,6 +1,8 @@
 """The other process of the cross-process tests: it waits on requests, or answers them.
 
-Run as a script, it speaks JSON, one object per line on stdout::
+Run with ARGS, as ``main(*ARGS)`` or as a script, it speaks JSON, one object per line on
+stdout (the tests run ``main`` in a process forked from one that imported this module,
+:mod:`tests.forked_processes`)::
 
     python cross_process_peer.py wait STORE LOCATION PREFIX TIMEOUT...
         creates one request per TIMEOUT and waits on it with that timeout ("none" for
@@ -121,7 +123,7 @@ async def answer_requests(handler: HumanInputHandler, name: str, ids: list[str])
         say({"id": pending_id, "won": this_won})
 
 
-async def main(argv: list[str]) -> None:
+async def main(*argv: str) -> None:
     mode, kind, location, prefix, *rest = argv
     store = open_store(kind, location, prefix)
     handler = HumanInputHandler(store=store)
@@ -139,4 +141,4 @@ async def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1:]))
+    asyncio.run(main(*sys.argv[1:]))

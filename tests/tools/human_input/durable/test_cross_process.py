@@ -1,7 +1,8 @@
 """A wait in one OS process, the answer in another, on SQLite, Redis and Postgres.
 
-The other process runs ``cross_process_peer.py`` (beside this file) with this interpreter
-and reports in JSON lines; see that module for what it says.
+The other process runs ``cross_process_peer.main`` (beside this file), forked from one that
+imported it (:mod:`tests.forked_processes`), and reports in JSON lines; see that module for
+what it says.
 """
 
 from __future__ import annotations
@@ -9,18 +10,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import forked_processes
+from tests.tools.human_input.durable import cross_process_peer
 from tests.tools.human_input.durable.cross_process_peer import feed_live, parked
 
 from roomkit.models.pending_input import PendingInputStatus
 from roomkit.tools.human_input import HumanInputHandler
 
-PEER = Path(__file__).with_name("cross_process_peer.py")
 BOUND = 30.0
 """Seconds a test gives the other processes to start, answer and report."""
 
@@ -61,26 +62,19 @@ def shared(request: pytest.FixtureRequest, tmp_path: Path) -> SharedStore:
 
 
 class Peer:
-    """The other process: started, read line by line, and checked for a clean exit."""
+    """The other process: started, read line by line, and checked for a clean exit (its
+    traceback, should it fail, is in the test's standard error)."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: forked_processes.Peer) -> None:
         self.process = process
 
     @classmethod
     async def start(cls, mode: str, shared: SharedStore, *rest: str) -> Peer:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            str(PEER),
-            mode,
-            *shared.args(),
-            *rest,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        return cls(process)
+        main = cross_process_peer.main
+        root = forked_processes.ROOT
+        return cls(await forked_processes.start(main, root, mode, *shared.args(), *rest))
 
     async def read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
         line = await self.process.stdout.readline()
         if not line:
             await self.finish()
@@ -89,12 +83,13 @@ class Peer:
         return message
 
     async def finish(self) -> None:
-        _, errors = await self.process.communicate()
-        assert self.process.returncode == 0, errors.decode(errors="replace")
+        await self.process.communicate()
+        assert self.process.returncode == 0
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         if self.process.returncode is None:
             self.process.kill()
+        await self.process.wait()
 
 
 async def test_an_answer_here_ends_a_wait_in_another_process(shared: SharedStore) -> None:
@@ -117,7 +112,7 @@ async def test_an_answer_here_ends_a_wait_in_another_process(shared: SharedStore
                 outcomes[message["id"]] = message["outcome"]
             await peer.finish()
     finally:
-        peer.stop()
+        await peer.stop()
 
     assert outcomes == {
         answered: ["answer", "yes"],
@@ -164,7 +159,7 @@ async def test_two_other_processes_race_to_answer_and_one_wins_each(
             results = {pending_id: await wait for pending_id, wait in waits.items()}
     finally:
         for peer in peers:
-            peer.stop()
+            await peer.stop()
 
     for pending_id in ids:
         assert len(won[pending_id]) == 1, won[pending_id]
