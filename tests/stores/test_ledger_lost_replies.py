@@ -20,7 +20,6 @@ from redis.backoff import NoBackoff
 from tests.servers.postgres_server import PostgresServer
 from tests.servers.redis_server import RedisServer
 from tests.servers.stores import fresh_prefix
-from tests.tools.human_input.stores.postgres_kit import new_schema
 from tests.tools.human_input.stores.redis_relay import Gate, Relay
 from tests.tools.human_input.stores.test_reassignment_kills import through
 
@@ -64,13 +63,13 @@ async def test_a_refund_whose_reply_is_lost_leaves_the_entry_spendable(relayed: 
 
 
 async def test_a_postgres_spend_whose_commit_reply_is_lost_is_reported_won(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, postgres_schema: str
 ) -> None:
     """The relay drops the reply to the spend's COMMIT and cuts the connection: the row is
     in, and the store, running the spend again with its token, finds it its own."""
     async with Relay(postgres_server.port) as relay:
         dsn = through(postgres_server.dsn, relay.port)
-        async with PostgresStore(dsn, schema=new_schema()) as store:
+        async with PostgresStore(dsn, schema=postgres_schema) as store:
             assert await store.spend_once("warm-up", until=None)
             relay.lose_reply_to(b"COMMIT")
             assert await store.spend_once("link:lost-commit", until=None) is True
@@ -79,13 +78,13 @@ async def test_a_postgres_spend_whose_commit_reply_is_lost_is_reported_won(
 
 
 async def test_a_postgres_refund_whose_reply_is_lost_leaves_a_later_spend_alone(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, postgres_schema: str
 ) -> None:
     """The relay drops the reply to the refund (a statement that commits) and cuts the
     connection, then holds the refund's next attempt while another process spends the entry
     again: the attempt, carrying the refund's token, finds the refund done and leaves that
     spend as it is."""
-    schema, entry = new_schema(), "link:lost-refund"
+    schema, entry = postgres_schema, "link:lost-refund"
     async with Relay(postgres_server.port) as relay:
         dsn = through(postgres_server.dsn, relay.port)
         async with (

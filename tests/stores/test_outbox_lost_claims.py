@@ -28,7 +28,6 @@ from redis.backoff import NoBackoff
 from tests.postgres_server import PostgresServer
 from tests.servers.redis_server import RedisServer
 from tests.servers.stores import fresh_prefix
-from tests.tools.human_input.stores.postgres_kit import new_schema
 from tests.tools.human_input.stores.redis_relay import Relay
 from tests.tools.human_input.stores.test_reassignment_kills import through
 
@@ -116,7 +115,8 @@ async def relayed(request: pytest.FixtureRequest) -> AsyncIterator[Relayed]:
         postgres: PostgresServer = request.getfixturevalue("postgres_server")
         async with Relay(postgres.port) as relay:
             dsn = through(postgres.dsn, relay.port)
-            async with PostgresStore(dsn, schema=new_schema()) as store:
+            schema = request.getfixturevalue("postgres_schema")
+            async with PostgresStore(dsn, schema=schema) as store:
                 yield relay, store
         return
     redis: RedisServer = request.getfixturevalue("redis_server")

@@ -138,11 +138,11 @@ async def test_a_channel_joining_while_others_are_listened_resyncs_after_its_own
 
 
 async def test_a_store_joining_the_shared_connection_is_live_before_its_next_notification(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, postgres_schema: str
 ) -> None:
     """Each store whose feed starts after another's is told to resync (its LISTEN has run)
     before the shared connection hands out a change made after the store subscribed."""
-    schema = new_schema()
+    schema = postgres_schema
     async with AsyncExitStack() as stack:
         writer = await stack.enter_async_context(PostgresStore(postgres_server.dsn, schema=schema))
         watcher = await stack.enter_async_context(PostgresStore(postgres_server.dsn, schema=schema))

@@ -16,7 +16,6 @@ import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
 from tests.servers.postgres_server import PostgresServer
-from tests.tools.human_input.stores.postgres_kit import new_schema
 from tests.tools.human_input.stores.store_kit import PATIENCE, make_request
 
 from roomkit.core.exceptions import StoreUnavailableError
@@ -43,30 +42,36 @@ def assert_busy(error: BaseException | None, advice: str) -> None:
     assert "check that the server runs" not in message, message
 
 
-async def store_of_one_connection(dsn: str, pool: str, stack: AsyncExitStack) -> PostgresStore:
-    """An open store whose pool has one connection: its own (sized by ``pool_size=`` or by
-    the URL's ``?pool_size=``), or one it is given."""
+async def store_of_one_connection(
+    dsn: str, schema: str, pool: str, stack: AsyncExitStack
+) -> PostgresStore:
+    """An open store on ``schema`` whose pool has one connection: its own (sized by
+    ``pool_size=`` or by the URL's ``?pool_size=``), or one it is given."""
     if pool == "own":
-        store = PostgresStore(dsn, schema=new_schema(), pool_size=1)
+        store = PostgresStore(dsn, schema=schema, pool_size=1)
     elif pool == "url":
-        store = PostgresStore(f"{dsn}?pool_size=1", schema=new_schema())
+        store = PostgresStore(f"{dsn}?pool_size=1", schema=schema)
     else:
         given = AsyncConnectionPool(dsn, min_size=1, max_size=1, open=False)
         stack.push_async_callback(given.close)
-        store = PostgresStore(given, schema=new_schema())
+        store = PostgresStore(given, schema=schema)
     assert store.pool_size == 1
     return await stack.enter_async_context(store)
 
 
 @pytest.mark.parametrize(("pool", "advice"), [("own", OWN), ("url", OWN), ("borrowed", BORROWED)])
 async def test_a_queue_past_the_pools_bound_says_the_pool_was_busy(
-    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, pool: str, advice: str
+    postgres_server: PostgresServer,
+    postgres_schema: str,
+    monkeypatch: pytest.MonkeyPatch,
+    pool: str,
+    advice: str,
 ) -> None:
     """A pool of one connection, held by a read that a lock of another connection keeps
     waiting: the read that queues behind it fails as busy, so does the next one (no fail
     fast), and once the lock goes both the held read and a new one answer."""
     async with asyncio.timeout(PATIENCE), AsyncExitStack() as stack:
-        store = await store_of_one_connection(postgres_server.dsn, pool, stack)
+        store = await store_of_one_connection(postgres_server.dsn, postgres_schema, pool, stack)
         request, _ = await store.insert(make_request())
         async with await psycopg.AsyncConnection.connect(postgres_server.dsn) as locker:
             await locker.execute(

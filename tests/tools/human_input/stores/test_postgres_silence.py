@@ -11,7 +11,6 @@ import psycopg
 import pytest
 from tests.postgres_server import PostgresServer
 from tests.servers.stores import Ahead
-from tests.tools.human_input.stores.postgres_kit import new_schema
 
 from roomkit import HumanInputHandler
 from roomkit.core.exceptions import StoreUnavailableError
@@ -34,11 +33,11 @@ def server(postgres_restartable: PostgresServer) -> Iterator[PostgresServer]:
 
 
 async def test_a_frozen_server_fails_each_call_in_bounded_time_then_answers_again(
-    server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+    server: PostgresServer, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_link, "SILENCE", SILENCE)
     async with PostgresStore(
-        server.dsn, schema=new_schema(), settle_retry=0.5, connect_timeout=SILENCE
+        server.dsn, schema=postgres_schema, settle_retry=0.5, connect_timeout=SILENCE
     ) as store:
         handler = HumanInputHandler(store=store)
         request = await handler.create("ask", {"question": "Which hotel?"}, room_id="r")
@@ -58,13 +57,13 @@ async def test_a_frozen_server_fails_each_call_in_bounded_time_then_answers_agai
 
 
 async def test_a_purge_held_up_never_fails_the_create_that_made_it(
-    server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+    server: PostgresServer, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A create purges what expired now and then; a purge that takes longer than its bound
     (here: a row it would delete is locked by another transaction) is logged and tried
     again later, and the create goes through."""
     monkeypatch.setattr(_requests, "_PURGE_BOUND", SILENCE)
-    clock, schema = Ahead(), new_schema()
+    clock, schema = Ahead(), postgres_schema
     async with PostgresStore(server.dsn, schema=schema, retention_seconds=60, clock=clock) as store:
         handler = HumanInputHandler(store=store)
         old = await handler.create("ask", {"question": "Which hotel?"}, room_id="r")

@@ -42,9 +42,11 @@ async def sql(dsn: str, statement: str) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.parametrize("scheme", ["postgresql", "postgres"])
-async def test_both_url_schemes_open(postgres_server: PostgresServer, scheme: str) -> None:
+async def test_both_url_schemes_open(
+    postgres_server: PostgresServer, postgres_schema: str, scheme: str
+) -> None:
     dsn = postgres_server.dsn_for(scheme=scheme)
-    async with PostgresStore(dsn, schema=new_schema()) as store:
+    async with PostgresStore(dsn, schema=postgres_schema) as store:
         record, created = await store.insert(make_request())
         assert created
         fetched = await store.fetch(record.pending_id)
@@ -52,12 +54,14 @@ async def test_both_url_schemes_open(postgres_server: PostgresServer, scheme: st
         assert public_fields(fetched) == public_fields(record)
 
 
-async def test_a_borrowed_pool_is_used_and_left_open(postgres_server: PostgresServer) -> None:
+async def test_a_borrowed_pool_is_used_and_left_open(
+    postgres_server: PostgresServer, postgres_schema: str
+) -> None:
     pool: AsyncConnectionPool[psycopg.AsyncConnection[object]] = AsyncConnectionPool(
         postgres_server.dsn, open=False, kwargs={"autocommit": True}
     )
     try:
-        async with PostgresStore(pool, schema=new_schema()) as store:
+        async with PostgresStore(pool, schema=postgres_schema) as store:
             record, _ = await store.insert(make_request())
             won = await store.settle(record.pending_id, RESOLVED, result="x")
             assert won is not None
@@ -113,9 +117,9 @@ async def test_a_server_that_is_not_there_is_a_store_error_at_open(
 
 
 async def test_tables_of_a_newer_version_are_refused_at_open(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, postgres_schema: str
 ) -> None:
-    schema = new_schema()
+    schema = postgres_schema
     async with PostgresStore(postgres_server.dsn, schema=schema) as store:
         await store.insert(make_request())
     await sql(postgres_server.dsn, f'INSERT INTO "{schema}".roomkit_schema VALUES (99)')
@@ -142,9 +146,9 @@ async def test_stores_opening_a_new_schema_at_once_all_open(
 
 
 async def test_a_request_with_a_nul_is_refused_before_it_is_written(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, postgres_schema: str
 ) -> None:
-    async with PostgresStore(postgres_server.dsn, schema=new_schema()) as store:
+    async with PostgresStore(postgres_server.dsn, schema=postgres_schema) as store:
         with pytest.raises(InvalidTextError, match="NUL"):
             await store.insert(make_request(pending_id="a\x00b"))
         record, _ = await store.insert(make_request())
@@ -152,9 +156,9 @@ async def test_a_request_with_a_nul_is_refused_before_it_is_written(
 
 
 async def test_an_answer_that_starts_like_an_escaped_one_reads_back_as_given(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, postgres_schema: str
 ) -> None:
-    async with PostgresStore(postgres_server.dsn, schema=new_schema()) as store:
+    async with PostgresStore(postgres_server.dsn, schema=postgres_schema) as store:
         record, _ = await store.insert(make_request())
         text = '\x01"not json'
         won = await store.settle(record.pending_id, RESOLVED, result=text, settled_by="\x01")
@@ -166,9 +170,9 @@ async def test_an_answer_that_starts_like_an_escaped_one_reads_back_as_given(
 
 
 async def test_the_stores_of_a_process_share_one_listening_connection(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, postgres_schema: str
 ) -> None:
-    schema, other = new_schema(), new_schema()
+    schema, other = postgres_schema, new_schema()
     stores = [
         PostgresStore(postgres_server.dsn, schema=schema),
         PostgresStore(postgres_server.dsn, schema=schema),
@@ -201,9 +205,9 @@ async def test_the_stores_of_a_process_share_one_listening_connection(
 
 
 async def test_a_terminated_listening_connection_resyncs_its_listeners(
-    postgres_server: PostgresServer, caplog: pytest.LogCaptureFixture
+    postgres_server: PostgresServer, postgres_schema: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    schema = new_schema()
+    schema = postgres_schema
     async with (
         PostgresStore(postgres_server.dsn, schema=schema) as listening,
         PostgresStore(postgres_server.dsn, schema=schema) as writing,
@@ -325,11 +329,11 @@ def _uncompressible(length: int) -> str:
     ],
 )
 async def test_a_value_too_long_for_an_index_is_no_outage(
-    postgres_server: PostgresServer, field: str, named: str
+    postgres_server: PostgresServer, postgres_schema: str, field: str, named: str
 ) -> None:
     """Past the handler's checks, the server's refusal says what was too long, and the
     store goes on (it was never unavailable)."""
-    async with PostgresStore(postgres_server.dsn, schema=new_schema()) as store:
+    async with PostgresStore(postgres_server.dsn, schema=postgres_schema) as store:
         with pytest.raises(StoreError) as caught:
             await store.insert(make_request(**{field: _uncompressible(3_000)}))
 

@@ -35,11 +35,12 @@ class Site:
 
     def __init__(self, request: pytest.FixtureRequest) -> None:
         self.kind: str = request.param
-        self.name = new_schema()
         if self.kind == "postgres":
             self.server: PostgresServer | RedisServer = request.getfixturevalue("postgres_server")
+            self.name = str(request.getfixturevalue("postgres_schema"))
         else:
             self.server = request.getfixturevalue("redis_server")
+            self.name = new_schema()
 
     def make(self, **options: float) -> Store:
         if isinstance(self.server, PostgresServer):
