@@ -37,7 +37,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, invariant, rule
 from hypothesis.stateful import run_state_machine_as_test as run_machine
 from tests.postgres_server import PostgresServer
-from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.durable.machine_kit import HANDLERS, StoreMachine
 from tests.tools.human_input.durable.store_fixtures import chain_breaks
 from tests.tools.human_input.stores.redis_server import RedisServer
@@ -316,6 +315,9 @@ def test_quorums_on_the_redis_store(redis_server: RedisServer) -> None:
     run_machine(lambda: QuorumMachine("redis", redis_server.url), settings=DURABLE)
 
 
-def test_quorums_on_the_postgres_store(postgres_server: PostgresServer) -> None:
-    schema = fresh_prefix()
-    run_machine(lambda: QuorumMachine("postgres", postgres_server.dsn, schema), settings=DURABLE)
+def test_quorums_on_the_postgres_store(
+    postgres_server: PostgresServer, postgres_schema: str
+) -> None:
+    run_machine(
+        lambda: QuorumMachine("postgres", postgres_server.dsn, postgres_schema), settings=DURABLE
+    )

@@ -46,7 +46,6 @@ from hypothesis.stateful import (
 )
 from tests.postgres_server import PostgresServer
 from tests.servers.schemas import emptied
-from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.stores.redis_server import RedisServer
 
 from roomkit.core.exceptions import (
@@ -521,9 +520,8 @@ def test_the_redis_store_keeps_one_outcome_per_request(redis_server: RedisServer
 
 
 def test_the_postgres_store_keeps_one_outcome_per_request(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, postgres_schema: str
 ) -> None:
-    schema = fresh_prefix()
     run_state_machine_as_test(
-        lambda: StoreMachine("postgres", postgres_server.dsn, schema), settings=DURABLE
+        lambda: StoreMachine("postgres", postgres_server.dsn, postgres_schema), settings=DURABLE
     )
