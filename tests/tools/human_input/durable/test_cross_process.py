@@ -53,11 +53,12 @@ class SharedStore:
 
 @pytest.fixture(params=["sqlite", "redis", "postgres"])
 def shared(request: pytest.FixtureRequest, tmp_path: Path) -> SharedStore:
+    if request.param == "postgres":
+        dsn = request.getfixturevalue("postgres_server").dsn
+        return SharedStore("postgres", dsn, request.getfixturevalue("postgres_schema"))
     prefix = f"xp{os.urandom(4).hex()}"
     if request.param == "sqlite":
         return SharedStore("sqlite", str(tmp_path / "pending.db"), prefix)
-    if request.param == "postgres":
-        return SharedStore("postgres", request.getfixturevalue("postgres_server").dsn, prefix)
     return SharedStore("redis", request.getfixturevalue("redis_server").url, prefix)
 
 

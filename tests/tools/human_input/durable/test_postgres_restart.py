@@ -6,7 +6,6 @@ that stopping it disturbs no other test.
 from __future__ import annotations
 
 import asyncio
-import os
 
 import psycopg
 import pytest
@@ -24,11 +23,10 @@ def server(postgres_restartable: PostgresServer) -> PostgresServer:
 
 @pytest.mark.timeout(120)
 async def test_a_write_while_the_server_is_away_is_refused_and_nothing_is_lost(
-    server: PostgresServer,
+    server: PostgresServer, postgres_schema: str
 ) -> None:
-    schema = f"away{os.urandom(4).hex()}"
     async with PostgresStore(
-        server.dsn, schema=schema, settle_retry=0.5, connect_timeout=1
+        server.dsn, schema=postgres_schema, settle_retry=0.5, connect_timeout=1
     ) as store:
         handler = HumanInputHandler(store=store)
         request = await handler.create("AskUserQuestion", {"question": "Where?"}, room_id="r")
@@ -55,13 +53,12 @@ async def open_then_answered(handler: HumanInputHandler, pending_id: str) -> Non
 
 @pytest.mark.timeout(120)
 async def test_the_store_answers_once_the_server_is_back_however_long_it_was_away(
-    server: PostgresServer,
+    server: PostgresServer, postgres_schema: str
 ) -> None:
     # psycopg_pool's own reconnection waits 1, 2, 4, 8 s ... between attempts: left to it,
     # a store whose server was away 4 s would stay unavailable up to 3 s longer, past the
     # half second the call after the restart has.
-    schema = f"back{os.urandom(4).hex()}"
-    async with PostgresStore(server.dsn, schema=schema, connect_timeout=0.5) as store:
+    async with PostgresStore(server.dsn, schema=postgres_schema, connect_timeout=0.5) as store:
         handler = HumanInputHandler(store=store)
         request = await handler.create("AskUserQuestion", {"question": "Where?"}, room_id="r")
         await asyncio.to_thread(server.stop, mode="immediate")
@@ -79,10 +76,10 @@ async def test_the_store_answers_once_the_server_is_back_however_long_it_was_awa
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("mode", ["fast", "immediate"])
 async def test_no_call_is_refused_once_the_server_has_restarted(
-    server: PostgresServer, mode: str
+    server: PostgresServer, postgres_schema: str, mode: str
 ) -> None:
     # A restart closes every connection idle in the pool; none of them may fail a call.
-    async with PostgresStore(server.dsn, schema=f"again{os.urandom(4).hex()}") as store:
+    async with PostgresStore(server.dsn, schema=postgres_schema) as store:
         handler = HumanInputHandler(store=store)
         request = await handler.create("AskUserQuestion", {"question": "Where?"}, room_id="r")
         await asyncio.gather(*(handler.list_pending() for _ in range(4)))
@@ -97,11 +94,11 @@ async def test_no_call_is_refused_once_the_server_has_restarted(
 
 @pytest.mark.timeout(120)
 async def test_a_call_queued_for_a_connection_when_the_server_goes_gives_up_in_time(
-    server: PostgresServer,
+    server: PostgresServer, postgres_schema: str
 ) -> None:
     # A call queued on a busy pool may wait a minute for a connection; once the server is
     # gone it must give up within connect_timeout, not wait out that minute.
-    schema = f"queued{os.urandom(4).hex()}"
+    schema = postgres_schema
     async with PostgresStore(server.dsn, schema=schema, pool_size=1, connect_timeout=1) as store:
         await store.list_pending()
         locker = await psycopg.AsyncConnection.connect(server.dsn)

@@ -4,7 +4,6 @@ transaction on Postgres, and that every other store refuses."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,9 @@ from roomkit.tools.human_input import HumanInputHandler
 class Deployment:
     """An agent and a desk on one Postgres schema, and the application's own table."""
 
-    def __init__(self, dsn: str) -> None:
+    def __init__(self, dsn: str, schema: str) -> None:
         self.dsn = dsn
-        self.schema = f"tx{os.urandom(4).hex()}"
+        self.schema = schema
         self.stores = [PostgresStore(dsn, schema=self.schema) for _ in range(2)]
         self.agent = HumanInputHandler(store=self.stores[0])
         self.desk = HumanInputHandler(store=self.stores[1])
@@ -51,8 +50,10 @@ class Deployment:
 
 
 @pytest.fixture
-async def deployment(postgres_server: PostgresServer) -> AsyncIterator[Deployment]:
-    made = Deployment(postgres_server.dsn)
+async def deployment(
+    postgres_server: PostgresServer, postgres_schema: str
+) -> AsyncIterator[Deployment]:
+    made = Deployment(postgres_server.dsn, postgres_schema)
     await made.open()
     yield made
     await made.close()

@@ -88,7 +88,8 @@ def site(
 ) -> Iterator[Site]:
     monkeypatch.setenv("ROOMKIT_AUDIT_KEY", AUDIT_KEY)
     if request.param == "postgres":
-        yield Site(request.getfixturevalue("postgres_restartable"))
+        server = request.getfixturevalue("postgres_restartable")
+        yield Site(server, request.getfixturevalue("postgres_schema"))
     else:
         with running_redis(tmp_path) as redis:
             yield Site(redis)

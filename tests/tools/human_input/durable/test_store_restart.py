@@ -10,7 +10,6 @@ that restarting it disturbs no other test.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import psycopg
 import pytest
 from redis.asyncio import Redis
 from tests.servers.postgres_server import PostgresServer
+from tests.servers.stores import fresh_prefix
 from tests.tools.human_input.durable.restart_kit import (
     Desk,
     FeedWatch,
@@ -37,19 +37,21 @@ WAITERS = "roomkit-waiters"
 
 
 class Site:
-    """A server of one kind, and the stores a test opens on it."""
+    """A server of one kind, and the stores a test opens on it, under one key prefix or
+    schema."""
 
-    def __init__(self, server: RedisServer | PostgresServer) -> None:
+    def __init__(self, server: RedisServer | PostgresServer, prefix: str) -> None:
         self.server = server
+        self.prefix = prefix
         self.bound = 50.0 if isinstance(server, RedisServer) else 100.0
         """Seconds a test may take on this kind of server."""
 
-    async def open(self, prefix: str, *, waiters: bool = False) -> tuple[HumanInputHandler, Any]:
+    async def open(self, *, waiters: bool = False) -> tuple[HumanInputHandler, Any]:
         """A handler on a store of its own; ``waiters`` names its connections to be cut."""
         store: RedisStore | PostgresStore
         if isinstance(self.server, RedisServer):
             named = f"?client_name={WAITERS}" if waiters else ""
-            store = RedisStore(f"{self.server.url}{named}", prefix=prefix)
+            store = RedisStore(f"{self.server.url}{named}", prefix=self.prefix)
         else:
             named = f"?application_name={WAITERS}" if waiters else ""
             # A call made while the server is away gives up after 1 s (not the default 5 s),
@@ -57,7 +59,10 @@ class Site:
             # comes back only once the desk was refused, so no retry in between can land),
             # and the desk tries again: the test waits less, and proves the same.
             store = PostgresStore(
-                f"{self.server.dsn}{named}", schema=prefix, connect_timeout=1, settle_retry=0.5
+                f"{self.server.dsn}{named}",
+                schema=self.prefix,
+                connect_timeout=1,
+                settle_retry=0.5,
             )
         await store.open()
         return HumanInputHandler(store=store), store
@@ -94,9 +99,10 @@ class Site:
 def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Site]:
     if request.param == "redis":
         with running_redis(tmp_path) as redis:
-            yield Site(redis)
+            yield Site(redis, fresh_prefix())
     else:
-        yield Site(request.getfixturevalue("postgres_restartable"))
+        server = request.getfixturevalue("postgres_restartable")
+        yield Site(server, request.getfixturevalue("postgres_schema"))
 
 
 @pytest.mark.timeout(120)
@@ -106,9 +112,8 @@ def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Site]:
     indirect=["site"],
 )
 async def test_every_answer_reaches_its_waiter_across_a_restart(site: Site, how: str) -> None:
-    prefix = f"restart{os.urandom(4).hex()}"
-    asker, asker_store = await site.open(prefix)
-    desk_handler, desk_store = await site.open(prefix)
+    asker, asker_store = await site.open()
+    desk_handler, desk_store = await site.open()
     desk = Desk(desk_handler)
     feed = FeedWatch(asker)
     try:
@@ -135,9 +140,8 @@ async def test_every_answer_reaches_its_waiter_across_a_restart(site: Site, how:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("site", ["redis", "postgres"], indirect=True)
 async def test_every_answer_reaches_its_waiter_when_its_connections_are_cut(site: Site) -> None:
-    prefix = f"cut{os.urandom(4).hex()}"
-    asker, asker_store = await site.open(prefix, waiters=True)
-    desk_handler, desk_store = await site.open(prefix)
+    asker, asker_store = await site.open(waiters=True)
+    desk_handler, desk_store = await site.open()
     desk = Desk(desk_handler)
     feed = FeedWatch(asker)
     try:
