@@ -44,7 +44,8 @@ def durable_place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
     if request.param == "sqlite":
         return Place.sqlite(tmp_path / "kit.db")
     if request.param == "postgres":
-        return Place.postgres(request.getfixturevalue("postgres_server").dsn, fresh_prefix())
+        dsn = request.getfixturevalue("postgres_server").dsn
+        return Place.postgres(dsn, request.getfixturevalue("postgres_schema"))
     server: RedisServer = request.getfixturevalue("redis_server")
     return Place.redis(server.url, fresh_prefix())
 

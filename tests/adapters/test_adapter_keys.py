@@ -26,7 +26,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests
 from tests.adapters.conftest import Desk
-from tests.servers.stores import fresh_prefix, open_store
+from tests.servers.stores import open_store
 
 from roomkit.adapters import langgraph as lg
 from roomkit.adapters import openai_agents as oa
@@ -409,11 +409,11 @@ async def test_langgraph_refuses_a_thread_id_no_store_keeps_before_the_graph_run
 
 
 async def test_a_thread_id_past_the_index_limit_is_asked_on_postgresql(
-    postgres_server: Any,
+    postgres_server: Any, postgres_schema: str
 ) -> None:
     """A long thread id (a caller's own, three thousand characters) makes a key PostgreSQL's
     index of keys takes: the thread is asked about, and re-attached to on a second look."""
-    store = open_store(str(postgres_server.dsn), fresh_prefix())
+    store = open_store(str(postgres_server.dsn), postgres_schema)
     handler = HumanInputHandler(store=store)
     try:
         thread = {"configurable": {"thread_id": os.urandom(1500).hex()}}

@@ -66,13 +66,11 @@ async def sqlite_site(tmp_path: Path) -> AsyncIterator[Site]:
 
 
 @asynccontextmanager
-async def postgres_site(dsn: str) -> AsyncIterator[Site]:
+async def postgres_site(dsn: str, schema: str) -> AsyncIterator[Site]:
     """A check no row passes refuses every row the outbox adds or changes."""
     import psycopg
 
     from roomkit.stores.postgres import PostgresStore
-
-    schema = f"gap{os.urandom(4).hex()}"
 
     async def block(on: bool) -> None:
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as db:
@@ -128,7 +126,10 @@ async def site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
     elif request.param == "redis":
         opened = redis_site(request.getfixturevalue("redis_server").url)
     else:
-        opened = postgres_site(request.getfixturevalue("postgres_server").dsn)
+        opened = postgres_site(
+            request.getfixturevalue("postgres_server").dsn,
+            request.getfixturevalue("postgres_schema"),
+        )
     async with opened as site:
         yield site
 

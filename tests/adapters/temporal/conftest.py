@@ -84,19 +84,22 @@ class Created:
 
 class World:
     """Handlers on one store (each its own connection, as separate processes), a desk, a
-    Temporal client and task queue."""
+    Temporal client and task queue; on PostgreSQL the store keeps to ``schema`` (a new
+    name when none is given)."""
 
     def __init__(
         self,
         server: TemporalServer | None,
         store_url: str,
         client: Client,
+        *,
+        schema: str | None = None,
         **store_options: Any,
     ) -> None:
         self._server = server
         self.store_url = store_url
         self.store_options = store_options
-        self.schema = f"t{os.urandom(6).hex()}"
+        self.schema = schema or f"t{os.urandom(6).hex()}"
         self.client = client
         self.task_queue = f"q-{uuid.uuid4().hex[:8]}"
         self.stores: list[Any] = []
@@ -184,9 +187,14 @@ class World:
 
 
 @pytest.fixture
-async def world(temporal_server: TemporalServer, store_url: str) -> AsyncIterator[World]:
+async def world(
+    temporal_server: TemporalServer, store_url: str, request: pytest.FixtureRequest
+) -> AsyncIterator[World]:
+    """A world on the dev server; on PostgreSQL its store takes ``postgres_schema``."""
     client = await Client.connect(temporal_server.address)
-    world = World(temporal_server, store_url, client)
+    on_postgres = store_url.startswith("postgresql:")
+    schema = str(request.getfixturevalue("postgres_schema")) if on_postgres else None
+    world = World(temporal_server, store_url, client, schema=schema)
     await world.setup()
     try:
         yield world
