@@ -77,46 +77,112 @@ def opened_pages() -> list[OpenedPage]:
     return []
 
 
+class _Tab:
+    """A tab whose events go to the test's :class:`OpenedPage` of the moment."""
+
+    def __init__(self, context: BrowserContext) -> None:
+        self.context = context
+        self.page = context.new_page()
+        self.opened: OpenedPage | None = None
+        self.page.on("dialog", self._on_dialog)
+        self.page.on("console", self._on_console)
+        self.page.on("websocket", self._on_websocket)
+
+    def open(self) -> OpenedPage:
+        self.opened = OpenedPage(self.page)
+        return self.opened
+
+    def _on_dialog(self, dialog: Any) -> None:
+        if self.opened is not None:
+            self.opened.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def _on_console(self, message: Any) -> None:
+        if self.opened is not None and message.type == "error":
+            self.opened.console_errors.append(message.text)
+
+    def _on_websocket(self, ws: Any) -> None:
+        # A socket's frames belong to the test whose page opened it.
+        if (opened := self.opened) is not None:
+            ws.on("framereceived", lambda frame: opened.frames.append(str(frame)))
+
+
+def _new_tab(browser: Browser, **options: Any) -> _Tab:
+    context = browser.new_context(**options)
+    context.add_init_script(TRAP)
+    return _Tab(context)
+
+
+@pytest.fixture(scope="module")
+def module_tabs(browser: Browser) -> Iterator[list[_Tab]]:
+    """The module's reusable tabs, each in a browser context of its own (made on first use;
+    one is dropped after a test that failed).
+
+    Loading the page in a tab the browser already runs costs a fraction of a new context:
+    no renderer process to start. Between tests each tab is emptied (its sessionStorage, where
+    the page keeps the token and the room, cleared) and left on ``about:blank``, so every test
+    starts from a fresh load with nothing of the last one.
+    """
+    tabs: list[_Tab] = []
+    yield tabs
+    for tab in tabs:
+        tab.context.close()
+
+
+_failed = pytest.StashKey[bool]()
+
+
 @pytest.fixture
-def open_page(browser: Browser, opened_pages: list[OpenedPage]) -> Iterator[OpenPage]:
-    """``open_page(url, **context_options)``: a fresh browser context on ``url``."""
+def open_page(
+    request: pytest.FixtureRequest,
+    browser: Browser,
+    module_tabs: list[_Tab],
+    opened_pages: list[OpenedPage],
+) -> Iterator[OpenPage]:
+    """``open_page(url, **context_options)``: the page on ``url``.
+
+    A page on a URL with no context options is one of the module's tabs, a tab the test has
+    not taken yet; any other (options, or no URL so that the test can set the page up before
+    it loads) has a fresh browser context of its own.
+    """
     contexts: list[BrowserContext] = []
+    taken: list[_Tab] = []
 
     def open_(url: str | None = None, **options: Any) -> OpenedPage:
-        context = browser.new_context(**options)
-        contexts.append(context)
-        context.add_init_script(TRAP)
-        opened = OpenedPage(context.new_page())
+        if url is not None and not options:
+            if len(module_tabs) == len(taken):
+                module_tabs.append(_new_tab(browser))
+            tab = module_tabs[len(taken)]
+            taken.append(tab)
+        else:
+            tab = _new_tab(browser, **options)
+            contexts.append(tab.context)
+        opened = tab.open()
         opened_pages.append(opened)
-        page = opened.page
-
-        def on_dialog(dialog: Any) -> None:
-            opened.dialogs.append(dialog.message)
-            dialog.dismiss()
-
-        page.on("dialog", on_dialog)
-        page.on(
-            "console",
-            lambda message: (
-                opened.console_errors.append(message.text) if message.type == "error" else None
-            ),
-        )
-        page.on(
-            "websocket",
-            lambda ws: ws.on("framereceived", lambda frame: opened.frames.append(str(frame))),
-        )
         if url is not None:
-            page.goto(url)
+            opened.page.goto(url)
         return opened
 
     yield open_
     for context in contexts:
         context.close()
+    for tab in taken:
+        tab.opened = None
+        try:
+            if request.node.stash.get(_failed, True):
+                raise RuntimeError("the test did not pass")
+            tab.page.evaluate("() => { try { sessionStorage.clear(); } catch (e) {} }")
+            tab.page.goto("about:blank")
+        except Exception:  # whatever state the tab is in, the next test gets a new one
+            module_tabs.remove(tab)
+            tab.context.close()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
+    if report.when == "call":
+        item.stash[_failed] = report.failed
     if report.when == "call" and report.failed:
         pages: list[OpenedPage] = getattr(item, "funcargs", {}).get("opened_pages") or []
         folder = Path(item.config.rootpath) / ARTIFACTS

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import uvicorn
 
 from roomkit.desk.demo import DEMO_PERSON, Demo, build_demo
+from roomkit.desk.demo_console import Console
 
 T = TypeVar("T")
 
@@ -37,7 +38,10 @@ class DeskServer:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="desk-server")
         self._thread.start()
-        self.demo: Demo = self.run(build_demo(data_dir))
+        # The console's lines are kept (``demo.console.lines``), not printed: a notice the
+        # notifier sends after a test ended would land among pytest's own output.
+        quiet = Console(say=lambda line: None)
+        self.demo: Demo = self.run(build_demo(data_dir, console=quiet))
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.bind(("127.0.0.1", 0))
         # Listening before uvicorn starts: early connections queue until it accepts them.

@@ -152,10 +152,12 @@ def test_no_payload_runs_or_becomes_markup(
         (pending_id, decider, "as someone else")
         for pending_id, decider in zip(requests[len(reasons) :], deciders, strict=False)
     ]
-    for pending_id, actor, reason in refusals:
-        headers = {"Authorization": f"Bearer {desk.token(actor, admin=True)}"}
-        with httpx.Client(base_url=desk.url, headers=headers, timeout=30) as api:
-            refused = api.post(f"/api/requests/{pending_id}/reject", json={"reason": reason})
+    with httpx.Client(base_url=desk.url, timeout=30) as api:
+        for pending_id, actor, reason in refusals:
+            headers = {"Authorization": f"Bearer {desk.token(actor, admin=True)}"}
+            refused = api.post(
+                f"/api/requests/{pending_id}/reject", json={"reason": reason}, headers=headers
+            )
             assert refused.status_code == 200
     outcomes = settled(page, chat_room)
     expect(outcomes).to_have_count(len(refusals))
