@@ -166,16 +166,23 @@ def open_page(
     yield open_
     for context in contexts:
         context.close()
+    passed = not request.node.stash.get(_failed, True)
     for tab in taken:
         tab.opened = None
-        try:
-            if request.node.stash.get(_failed, True):
-                raise RuntimeError("the test did not pass")
-            tab.page.evaluate("() => { try { sessionStorage.clear(); } catch (e) {} }")
-            tab.page.goto("about:blank")
-        except Exception:  # whatever state the tab is in, the next test gets a new one
+        if not (passed and _emptied(tab)):
+            # Whatever state a failed test left the tab in, the next test gets a new one.
             module_tabs.remove(tab)
             tab.context.close()
+
+
+def _emptied(tab: _Tab) -> bool:
+    """Clear the tab's sessionStorage and leave it on ``about:blank``; whether it could."""
+    try:
+        tab.page.evaluate("() => { try { sessionStorage.clear(); } catch (e) {} }")
+        tab.page.goto("about:blank")
+    except Exception:  # a crashed or closed tab: the caller drops it
+        return False
+    return True
 
 
 @pytest.hookimpl(wrapper=True)
