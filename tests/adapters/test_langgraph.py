@@ -14,6 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from pydantic import BaseModel, field_validator
 from tests.adapters.conftest import Desk
+from tests.forked_processes import ROOT
 
 from roomkit.adapters import langgraph as lg
 from roomkit.core.exceptions import (
@@ -25,7 +26,6 @@ from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default, remind
 
-ROOT = Path(__file__).resolve().parents[2]
 """The checkout: where the processes the tests start run."""
 
 ANSWER = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}

@@ -12,12 +12,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from tests.forked_processes import ROOT
 
 from roomkit.adapters import langgraph as lg
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
 
-ROOT = Path(__file__).resolve().parents[2]
 """The checkout: where the processes the tests start run."""
 
 CONFIG = {"configurable": {"thread_id": "t-twice"}}

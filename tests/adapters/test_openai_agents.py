@@ -13,6 +13,7 @@ from agents import Agent, function_tool, set_tracing_disabled
 from agents.items import ToolCallOutputItem
 from agents.testing import ScriptedModel, assistant_message, function_call
 from tests.adapters.conftest import Desk
+from tests.forked_processes import ROOT
 
 from roomkit.adapters import openai_agents as oa
 from roomkit.core.exceptions import InvalidAnswerError
@@ -20,7 +21,6 @@ from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, remind
 
-ROOT = Path(__file__).resolve().parents[2]
 """The checkout: where the processes the tests start run."""
 
 

@@ -14,6 +14,7 @@ import pytest
 from agents import RunHooks, Runner, set_tracing_disabled
 from tests.adapters import framework_resumers
 from tests.adapters.framework_resumers import RUN_KEY, openai_agent_turns
+from tests.forked_processes import ROOT
 from tests.forked_processes import start as start_peer
 
 from roomkit.adapters import openai_agents as oa
@@ -26,8 +27,6 @@ from roomkit.stores import new_entry
 from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.approvals import approve
 from roomkit.tools.human_input import HumanInputHandler
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ from pydantic_ai.exceptions import CallDeferred
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import DeferredToolRequests
 from tests.adapters.conftest import Desk
+from tests.forked_processes import ROOT
 
 from roomkit.adapters import pydantic_ai as pa
 from roomkit.core.exceptions import InvalidAnswerError, KeyConflictError
@@ -21,7 +22,6 @@ from roomkit.tools.approvals import Approval, approve, edit, reject, respond
 from roomkit.tools.human_input import HumanInputHandler
 from roomkit.tools.human_input.ladder import Ladder, default
 
-ROOT = Path(__file__).resolve().parents[2]
 """The checkout: where the processes the tests start run."""
 
 

@@ -14,18 +14,15 @@ import json
 import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 
 import pytest
 from tests.core.restart_agent import STOPS
 from tests.core.restart_agent import main as agent
 from tests.core.room_stores import Place
-from tests.forked_processes import Peer
+from tests.forked_processes import ROOT, Peer
 from tests.forked_processes import start as start_peer
 
 from roomkit.tools.human_input import HumanInputHandler
-
-ROOT = Path(__file__).resolve().parents[2]
 
 Start = Callable[..., Awaitable[Peer]]
 

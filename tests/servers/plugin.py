@@ -98,12 +98,11 @@ def postgres_schemas(postgres_server: PostgresServer) -> Iterator[SchemaPool]:
 
 
 @pytest.fixture
-def postgres_schema(request: pytest.FixtureRequest, postgres_schemas: SchemaPool) -> Iterator[str]:
+def postgres_schema(postgres_schemas: SchemaPool) -> Iterator[str]:
     """A schema of the session's cluster that this test has to itself, holding no row: one
-    an earlier test gave back, with the tables stores make, or a brand-new one (always,
-    under ``@pytest.mark.fresh_schema``). It is given back when the test ends."""
-    fresh = request.node.get_closest_marker("fresh_schema") is not None
-    schema = fresh_prefix() if fresh else postgres_schemas.take()
+    an earlier test gave back, with the tables stores make, or a brand-new one. It is given
+    back when the test ends."""
+    schema = postgres_schemas.take()
     yield schema
     postgres_schemas.give_back(schema)
 

@@ -17,7 +17,7 @@ function, rule, policy or type was added, and every store's tables are there who
 that changed any of it (a trigger it left, a column it dropped, a version it wrote, a role
 it granted to), or whose connections still hold a lock in the schema, leaves it to itself:
 the next test gets a brand-new schema. A test that needs one anyway (a store making its
-tables, a migration) says so with ``@pytest.mark.fresh_schema``.
+tables, a migration) names its own, with :func:`~tests.servers.stores.fresh_prefix`.
 """
 
 from __future__ import annotations
