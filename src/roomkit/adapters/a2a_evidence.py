@@ -21,7 +21,14 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["GENESIS", "canonical_json", "chain_problem", "evidence_records"]
+__all__ = [
+    "GENESIS",
+    "canonical_json",
+    "chain_problem",
+    "chained",
+    "evidence_record",
+    "evidence_records",
+]
 
 GENESIS = "0" * 64
 """The ``prev_record_hash`` of the first record."""
@@ -40,9 +47,11 @@ def _hash(prev: str, record: Mapping[str, Any]) -> str:
     return hashlib.sha256((prev + canonical_json(body)).encode("utf-8")).hexdigest()
 
 
-def _record(
-    agent_id: str, pending_id: str, entries: Sequence[Mapping[str, Any]]
+def evidence_record(
+    pending_id: str, entries: Sequence[Mapping[str, Any]], *, agent_id: str = "roomkit"
 ) -> dict[str, Any] | None:
+    """The evidence record of one request (its history entries, oldest first), its hashes
+    not set yet (:func:`chained` sets them); ``None`` while it is not settled."""
     created = next((e for e in entries if e.get("type") == "created"), None)
     settled = next((e for e in reversed(entries) if e.get("type") == "settled"), None)
     if created is None or settled is None:
@@ -84,17 +93,21 @@ def evidence_records(
 ) -> list[dict[str, Any]]:
     """One hash-chained evidence record per settled request of ``chains`` (a request's id
     to its history entries, oldest first), in the order they settled."""
-    records = [
+    return chained(
         record
         for pending_id, entries in chains.items()
-        if (record := _record(agent_id, pending_id, entries)) is not None
-    ]
-    records.sort(key=lambda r: (str(r["timestamp_utc"]), r["record_id"]))
+        if (record := evidence_record(pending_id, entries, agent_id=agent_id)) is not None
+    )
+
+
+def chained(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` (:func:`evidence_record`'s) in the order they settled, hash-chained."""
+    ordered = sorted(records, key=lambda r: (str(r["timestamp_utc"]), r["record_id"]))
     prev = GENESIS
-    for record in records:
+    for record in ordered:
         record["prev_record_hash"] = prev
         record["record_hash"] = prev = _hash(prev, record)
-    return records
+    return ordered
 
 
 def chain_problem(records: Iterable[Mapping[str, Any]]) -> str | None:

@@ -11,6 +11,13 @@ the export still writes every entry first, and says on stderr what breaks. ``che
 writes a checkpoint of every head that changed since the last one; ``key`` creates the
 audit key file.
 
+``export`` and ``verify`` read the trail a page of chains at a time
+(:meth:`~roomkit.stores.StoreTrail.stream`) and check each chain as it comes
+(:class:`~roomkit.stores.TrailChecker`): what they hold is one page of chains and a few
+small things per request (its id, what the checkpoints list of it), however long the
+histories. The ``a2a-evidence`` format keeps one record per settled request until the last
+is read, since its chain runs in the order the requests settled.
+
 The audit key is ``ROOMKIT_AUDIT_KEY``, else ``audit.key`` in ``--data-dir`` (the desk's
 data folder) when it exists (:func:`~roomkit.stores.load_audit_keys`).
 """
@@ -30,7 +37,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from roomkit.cli._common import Failure, add_store_option, on_stores, printable, refuse_missing_file
 
 if TYPE_CHECKING:
-    from roomkit.stores import AuditKeys, CheckpointReport, StoreTrail, TrailReport
+    from roomkit.stores import AuditKeys, ChainRead, CheckpointReport, StoreTrail, TrailReport
+    from roomkit.stores._trail import Checkpoint
 
 __all__ = [
     "add_parser",
@@ -58,8 +66,6 @@ def _no_key() -> str:
 def export(args: argparse.Namespace) -> int:
     """``roomkit audit export``: the entries and checkpoints as JSON Lines on stdout (or,
     with ``--format a2a-evidence``, A2A authorization-evidence records)."""
-    from roomkit.stores import check_trail
-
     evidence = getattr(args, "format", "jsonl") == "a2a-evidence"
     if evidence and args.since is not None:
         raise Failure(
@@ -67,53 +73,74 @@ def export(args: argparse.Namespace) -> int:
         )
     since = _since(args.since)
     keys = audit_keys(args.data_dir)
-    trail = _run(args.store, keys, lambda store: store.read())
     if evidence:
-        return _evidence(args, trail)
+        for record in _run(args.store, keys, lambda trail: _evidence(trail, args.room)):
+            _line(sys.stdout, record)
+        return 0
     out = sys.stdout
-    for pending_id in sorted(trail.chains):
-        rows = trail.chains[pending_id]
-        entries = [_parsed(text) for _, text in rows]
+
+    def write(chain: ChainRead) -> None:
+        entries = [_parsed(text) for _, text in chain.rows]
         if args.room is not None and (not entries or entries[0].get("room") != args.room):
-            continue
-        for (seq, _), entry in zip(rows, entries, strict=True):
+            return
+        for (seq, _), entry in zip(chain.rows, entries, strict=True):
             if since is not None and not _at_or_after(entry, since):
                 continue
-            _line(out, {"entry": entry, "request": pending_id, "seq": seq})
-    for stored in trail.checkpoints:
+            _line(out, {"entry": entry, "request": chain.pending_id, "seq": seq})
+
+    report, checkpoints = _run(args.store, keys, lambda trail: _checked(trail, keys, write))
+    for stored in checkpoints:
         body = _parsed(stored.text)
         if since is not None and not _at_or_after(body, since):
             continue
         _line(out, {"checkpoint": body, "mac": stored.mac, "n": stored.n})
-    report = check_trail(trail, keys, now=time.time())
     for problem in report.problems:
         print(f"roomkit: {problem}", file=sys.stderr)
     return 1 if report.problems else 0
 
 
-def _evidence(args: argparse.Namespace, trail: Any) -> int:
-    """The export as A2A authorization-evidence records, one JSON line each: the whole
-    chain (of ``--room``'s requests), since it is checked from its first record."""
-    from roomkit.adapters.a2a_evidence import evidence_records
+async def _checked(
+    trail: StoreTrail, keys: AuditKeys | None, each: Callable[[ChainRead], None] | None = None
+) -> tuple[TrailReport, list[Checkpoint]]:
+    """The check of ``trail``, read a page of chains at a time (``each`` is given every
+    chain as it is read), and its checkpoints."""
+    from roomkit.stores import TrailChecker
 
-    chains = {
-        pending_id: [_parsed(text) for _, text in rows] for pending_id, rows in trail.chains.items()
-    }
-    if args.room is not None:
-        chains = {p: e for p, e in chains.items() if e and e[0].get("room") == args.room}
-    for record in evidence_records(chains):
-        _line(sys.stdout, record)
-    return 0
+    async with trail.stream() as read:
+        checker = TrailChecker(keys, read.checkpoints, forgotten=read.forgotten, now=time.time())
+        async for page in read.pages:
+            for chain in page:
+                checker.chain(*chain)
+                if each is not None:
+                    each(chain)
+    return checker.finish(read.later), read.checkpoints
+
+
+async def _evidence(trail: StoreTrail, room: str | None) -> list[dict[str, Any]]:
+    """The export as A2A authorization-evidence records: the whole chain (of ``room``'s
+    requests), since it is checked from its first record. The chains are read a page at a
+    time; the records, one per settled request, are kept until the last is read, since
+    their chain runs in the order the requests settled."""
+    from roomkit.adapters.a2a_evidence import chained, evidence_record
+
+    records = []
+    async with trail.stream() as read:
+        async for page in read.pages:
+            for chain in page:
+                entries = [_parsed(text) for _, text in chain.rows]
+                if room is not None and (not entries or entries[0].get("room") != room):
+                    continue
+                record = evidence_record(chain.pending_id, entries)
+                if record is not None:
+                    records.append(record)
+    return chained(records)
 
 
 def verify(args: argparse.Namespace) -> int:
     """``roomkit audit verify``: exit 0 when every chain, and with the audit key every
     signed head and checkpoint, holds; else name each thing that does not."""
-    from roomkit.stores import check_trail
-
     keys = audit_keys(args.data_dir)
-    trail = _run(args.store, keys, lambda store: store.read())
-    report = check_trail(trail, keys, now=time.time())
+    report, _ = _run(args.store, keys, lambda trail: _checked(trail, keys))
     if report.problems:
         for problem in report.problems:
             print(f"roomkit: {problem}", file=sys.stderr)
@@ -167,7 +194,8 @@ async def _checkpoint(trail: StoreTrail) -> tuple[CheckpointReport, bool]:
     done = await trail.checkpoint()
     if done.checkpoint is not None:
         return done, True
-    return done, bool((await trail.read()).checkpoints)
+    async with trail.stream() as read:
+        return done, bool(read.checkpoints)
 
 
 def key(args: argparse.Namespace) -> int:

@@ -71,8 +71,8 @@ if TYPE_CHECKING:
         judge,
         widened,
     )
-    from roomkit.stores._trail import CheckpointReport, StoreTrail, Trail
-    from roomkit.stores._trail_check import TrailReport, check_trail, first_break
+    from roomkit.stores._trail import ChainRead, CheckpointReport, StoreTrail, Trail, TrailPages
+    from roomkit.stores._trail_check import TrailChecker, TrailReport, check_trail, first_break
     from roomkit.stores._url import close_stores, extra_of_url, new_sqlite_file, open_url
     from roomkit.stores.base import (
         DurableStore,
@@ -93,6 +93,7 @@ __all__ = [
     "AuditKeys",
     "Ballot",
     "CarriedTrail",
+    "ChainRead",
     "CheckpointReport",
     "DurableStore",
     "GuardedHistory",
@@ -109,6 +110,8 @@ __all__ = [
     "SpendLedger",
     "StoreTrail",
     "Trail",
+    "TrailChecker",
+    "TrailPages",
     "TrailReport",
     "VoteGrant",
     "approved_by",
@@ -181,9 +184,12 @@ _HOMES = {
     "declined": "_quorum",
     "judge": "_quorum",
     "widened": "_quorum",
+    "ChainRead": "_trail",
     "CheckpointReport": "_trail",
     "StoreTrail": "_trail",
     "Trail": "_trail",
+    "TrailChecker": "_trail_check",
+    "TrailPages": "_trail",
     "TrailReport": "_trail_check",
     "check_trail": "_trail_check",
     "first_break": "_trail_check",

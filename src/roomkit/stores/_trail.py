@@ -20,22 +20,27 @@ chains, heads and checkpoints back as one :class:`Trail`, writes checkpoints
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from roomkit.stores._audit_keys import AuditKeys
 
 __all__ = [
+    "PAGE",
     "Anchoring",
+    "ChainRead",
     "Checkpoint",
     "CheckpointReport",
     "Head",
     "HeadChange",
     "StoreTrail",
     "Trail",
+    "TrailPages",
     "head_message",
     "head_value",
+    "pages_of",
     "read_head",
     "stored_head",
     "stored_text",
@@ -53,6 +58,10 @@ class Head(NamedTuple):
     """The last checkpoint the writer knew of (``-1``: none)."""
     mac: str | None
     """The signature of the above under the audit key; ``None`` when written without one."""
+
+
+PAGE = 256
+"""Chains a trail's :meth:`~StoreTrail.stream` reads at a time."""
 
 
 def head_message(pending_id: str, head: Head) -> str:
@@ -208,9 +217,55 @@ class Trail:
         ]
         return trail
 
+    def chain_reads(self, ids: Iterable[str] | None = None) -> Iterator[ChainRead]:
+        """Each request of ``ids`` (``None``: each with a chain or a head, in the order of
+        the ids) with its chain and its head."""
+        chains, heads = self.chains, self.heads
+        for pending_id in sorted(chains.keys() | heads.keys()) if ids is None else ids:
+            yield ChainRead(pending_id, chains.get(pending_id, []), heads.get(pending_id))
+
     def texts(self) -> dict[str, list[str]]:
         """Each request's stored texts, oldest first."""
         return {pending_id: [text for _, text in rows] for pending_id, rows in self.chains.items()}
+
+
+class ChainRead(NamedTuple):
+    """One request's chain and head, as a trail's read gives them."""
+
+    pending_id: str
+    rows: list[tuple[int, str]]
+    """Its entries, oldest first, as ``(seq, stored text)``; empty when none is stored."""
+    head: Head | None
+    """Its head, as its last append wrote it (``None``: none is stored)."""
+
+
+@dataclass
+class TrailPages:
+    """A trail read a page of chains at a time (:meth:`StoreTrail.stream`): the checkpoints
+    and the forgotten chains read first, then the chains, each request whole in one page."""
+
+    checkpoints: list[Checkpoint]
+    """The checkpoints, in the order the store keeps them."""
+    forgotten: set[str]
+    """As :attr:`Trail.forgotten`."""
+    pages: AsyncIterator[list[ChainRead]]
+    """Every request with a chain or a head, in the order of the ids (Python's order of the
+    ids as text, the order :func:`sorted` gives), a page at a time."""
+    later: list[Checkpoint] = field(default_factory=list)
+    """Checkpoints written while the pages were read, after :attr:`checkpoints`, once the
+    last page is read (only where the pages are not one snapshot: Redis)."""
+
+
+async def pages_of(reads: Iterable[ChainRead], page: int = PAGE) -> AsyncIterator[list[ChainRead]]:
+    """``reads`` in pages of ``page``."""
+    batch: list[ChainRead] = []
+    for read in reads:
+        batch.append(read)
+        if len(batch) == page:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 class CheckpointReport(NamedTuple):
@@ -237,6 +292,12 @@ class StoreTrail(Protocol):
 
     async def read(self) -> Trail:
         """The chains, heads and checkpoints as stored."""
+        ...
+
+    def stream(self, *, page: int = PAGE) -> AbstractAsyncContextManager[TrailPages]:
+        """The chains, heads and checkpoints as stored, ``page`` chains at a time: what
+        :meth:`read` gives, holding one page of chains in memory (each store says how
+        consistent the pages are with each other)."""
         ...
 
     async def adopt(self) -> tuple[int, list[str]]:

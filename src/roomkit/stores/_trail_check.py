@@ -27,12 +27,17 @@ What a checkpoint has not listed yet is vouched for by its head alone: a chain c
 since the last checkpoint can be deleted whole, head and all, and a chain can be rolled
 back, together with its head, to a state it had since the last checkpoint (given a copy
 of the head as it was then), without showing.
+
+:class:`TrailChecker` is the check itself, fed one chain at a time in the order of the ids
+(what a store's :meth:`~roomkit.stores.StoreTrail.stream` gives), so that ``roomkit audit``
+holds one chain in memory, not the trail; :func:`check_trail` feeds it a whole
+:class:`~roomkit.stores.Trail`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -43,7 +48,14 @@ from roomkit.stores._checkpoints import FIRST_PREV, checkpoint_message, read_che
 from roomkit.stores._history import broken_link, entry_text, link_digest
 from roomkit.stores._trail import Anchoring, Checkpoint, Head, Trail, head_message
 
-__all__ = ["TrailReport", "chain_problem", "check_trail", "first_break", "unsigned_heads"]
+__all__ = [
+    "TrailChecker",
+    "TrailReport",
+    "chain_problem",
+    "check_trail",
+    "first_break",
+    "unsigned_heads",
+]
 
 
 @dataclass
@@ -160,22 +172,183 @@ def check_trail(trail: Trail, keys: AuditKeys | None, *, now: float) -> TrailRep
         keys: the audit keys; ``None`` checks the chains alone.
         now: the time (seconds since the epoch) a retention is judged at.
     """
-    report = TrailReport(
-        chains=len(trail.chains),
-        entries=sum(len(rows) for rows in trail.chains.values()),
-        checkpoints=len(trail.checkpoints),
-        signed=keys is not None,
-    )
-    for pending_id in sorted(trail.chains):
-        problem = chain_problem(pending_id, trail.chains[pending_id])
-        if problem is not None:
-            report.problems.append(problem)
-    if keys is None:
+    checker = TrailChecker(keys, trail.checkpoints, forgotten=trail.forgotten, now=now)
+    for chain in trail.chain_reads():
+        checker.chain(*chain)
+    return checker.finish()
+
+
+class TrailChecker:
+    """A trail checked one chain at a time (:func:`check_trail`'s rules and words), so that
+    a check holds one chain in memory, not the trail.
+
+    Feed it every chain and every head, each request once, in the order of its id
+    (:meth:`chain`), then :meth:`finish`. What it keeps meanwhile is small per request: the
+    chains the checkpoints list, and what it found.
+
+    Args:
+        keys: the audit keys; ``None`` checks the chains alone.
+        checkpoints: the checkpoints, as the store keeps them.
+        forgotten: chains a checkpoint lists that went with their requests
+            (``Trail.forgotten``).
+        now: the time (seconds since the epoch) a retention is judged at.
+    """
+
+    def __init__(
+        self,
+        keys: AuditKeys | None,
+        checkpoints: Sequence[Checkpoint],
+        *,
+        forgotten: Set[str] = frozenset(),
+        now: float,
+    ) -> None:
+        self._keys = keys
+        self._forgotten = forgotten
+        self._now = now
+        self.report = TrailReport(checkpoints=len(checkpoints), signed=keys is not None)
+        """What it found so far."""
+        # Each kind of problem in its own list, joined by ``finish`` in the order a whole
+        # trail's check names them: chains, checkpoints, heads, then what the checkpoints list.
+        self._chain_problems: list[str] = []
+        self._head_problems: list[str] = []
+        self._listed_problems: list[str] = []
+        checkpoint_report = TrailReport()
+        self._listed = _Listed() if keys is None else _fold(checkpoints, keys, checkpoint_report)
+        self.report.last_at = checkpoint_report.last_at
+        self._checkpoint_problems = checkpoint_report.problems
+        self._waiting = iter(sorted(self._listed.chains))
+        """The chains the checkpoints list, not reached yet."""
+        self._next_listed = next(self._waiting, None)
+        self._newest: tuple[int, str] | None = None
+        self._last: str | None = None
+
+    def chain(self, pending_id: str, rows: Sequence[tuple[int, str]], head: Head | None) -> None:
+        """Check one request's chain (``rows``: its ``(seq, text)`` rows, oldest first; empty
+        when it has none) and its head (``None``: none).
+
+        Raises:
+            ValueError: ``pending_id`` does not come after the one fed before.
+        """
+        if self._last is not None and pending_id <= self._last:
+            raise ValueError(
+                f"chains go to the check in the order of their ids, each once: {pending_id!r} "
+                f"came after {self._last!r}"
+            )
+        self._last = pending_id
+        report = self.report
+        if rows:
+            report.chains += 1
+            report.entries += len(rows)
+            problem = chain_problem(pending_id, rows)
+            if problem is not None:
+                self._chain_problems.append(problem)
+        if self._keys is None:
+            return
+        self._listed_before(pending_id)
+        self._check_head(pending_id, rows, head, self._keys)
+        if self._next_listed == pending_id:
+            self._next_listed = next(self._waiting, None)
+            self._check_listed(pending_id, rows)
+
+    def finish(self, later: Sequence[Checkpoint] = ()) -> TrailReport:
+        """The report, once every chain was fed.
+
+        Args:
+            later: checkpoints written while the chains were read, after the checkpoints
+                given (by a store whose pages are not one snapshot): a head one of them
+                signed (its signature holding) is not taken for a head whose checkpoint was
+                deleted. What they list is checked by the next check.
+        """
+        report = self.report
+        if self._keys is not None:
+            self._listed_before(None)
+            last = max(
+                [self._listed.last]
+                + [
+                    c.n
+                    for c in later
+                    if self._keys.check(checkpoint_message(c.text), c.mac) is None
+                ]
+            )
+            if self._newest is not None and self._newest[0] > last:
+                self._head_problems.append(
+                    f"checkpoint #{self._newest[0]} is missing (deleted): the head of the "
+                    f"history of {self._newest[1]!r} was signed after it, and the last "
+                    f"checkpoint stored is #{last}"
+                )
+        report.problems = [
+            *self._chain_problems,
+            *self._checkpoint_problems,
+            *self._head_problems,
+            *self._listed_problems,
+        ]
         return report
-    listed = _fold(trail.checkpoints, keys, report)
-    _check_heads(trail, keys, listed, report)
-    _check_listed(trail, listed, report, now)
-    return report
+
+    def _listed_before(self, pending_id: str | None) -> None:
+        """The chains the checkpoints list before ``pending_id`` (``None``: all left), which
+        were not fed: missing."""
+        while self._next_listed is not None and (
+            pending_id is None or self._next_listed < pending_id
+        ):
+            missing = self._next_listed
+            self._next_listed = next(self._waiting, None)
+            self._check_listed(missing, ())
+
+    def _check_head(
+        self, pending_id: str, rows: Sequence[tuple[int, str]], head: Head | None, keys: AuditKeys
+    ) -> None:
+        """The chain against its head, and the head against its chain."""
+        problems = self._head_problems
+        if head is None or head.mac is None:
+            problems.append(
+                f"the history of {pending_id!r} has no signed head: its last entries were "
+                "written by a process without the audit key (or before heads were signed: "
+                "`roomkit audit checkpoint --adopt` signs them as they stand), or its head "
+                "was deleted"
+            )
+            return
+        why = keys.check(head_message(pending_id, head), head.mac)
+        if why is not None:
+            problems.append(f"the head of the history of {pending_id!r} does not hold: {why}")
+            return
+        newest = self._newest
+        if head.epoch > max(self._listed.last, newest[0] if newest else -1):
+            self._newest = (head.epoch, pending_id)
+        if not rows:
+            problems.append(
+                f"the history of {pending_id!r} was deleted: its signed head remains "
+                f"({head.length} entries)"
+            )
+            return
+        problem = _against_head(pending_id, rows, head)
+        if problem is not None:
+            problems.append(problem)
+        if pending_id not in self._listed.chains:
+            self.report.unlisted += 1
+
+    def _check_listed(self, pending_id: str, rows: Sequence[tuple[int, str]]) -> None:
+        """A chain the checkpoints list against the chain as stored."""
+        listed, report = self._listed, self.report
+        length, digest, n = listed.chains[pending_id]
+        if not rows:
+            if pending_id in self._forgotten or _purged(listed, n, self._now):
+                report.purged += 1
+            else:
+                self._listed_problems.append(
+                    f"the history of {pending_id!r} was deleted: checkpoint #{n} lists it "
+                    f"with {length} entries"
+                )
+            return
+        if len(rows) < length:
+            self._listed_problems.append(
+                f"the history of {pending_id!r} holds {len(rows)} entries and checkpoint "
+                f"#{n} recorded {length}: entries were deleted"
+            )
+        elif length and link_digest(rows[length - 1][1]) != digest:
+            self._listed_problems.append(
+                f"entry {length - 1} of the history of {pending_id!r} is not the one "
+                f"checkpoint #{n} recorded: it was edited or replaced"
+            )
 
 
 def _fold(checkpoints: Sequence[Checkpoint], keys: AuditKeys, report: TrailReport) -> _Listed:
@@ -236,46 +409,6 @@ def _out_of_place(n: int, expected: int) -> str:
     return f"checkpoint #{n} is stored again, or out of order, after #{expected - 1}"
 
 
-def _check_heads(trail: Trail, keys: AuditKeys, listed: _Listed, report: TrailReport) -> None:
-    """Each chain against its head, and each head against its chain."""
-    problems = report.problems
-    newest: tuple[int, str] | None = None
-    for pending_id in sorted(trail.chains.keys() | trail.heads.keys()):
-        rows = trail.chains.get(pending_id)
-        head = trail.heads.get(pending_id)
-        if head is None or head.mac is None:
-            problems.append(
-                f"the history of {pending_id!r} has no signed head: its last entries were "
-                "written by a process without the audit key (or before heads were signed: "
-                "`roomkit audit checkpoint --adopt` signs them as they stand), or its head "
-                "was deleted"
-            )
-            continue
-        why = keys.check(head_message(pending_id, head), head.mac)
-        if why is not None:
-            problems.append(f"the head of the history of {pending_id!r} does not hold: {why}")
-            continue
-        if head.epoch > max(listed.last, newest[0] if newest else -1):
-            newest = (head.epoch, pending_id)
-        if not rows:
-            problems.append(
-                f"the history of {pending_id!r} was deleted: its signed head remains "
-                f"({head.length} entries)"
-            )
-            continue
-        problem = _against_head(pending_id, rows, head)
-        if problem is not None:
-            problems.append(problem)
-        if pending_id not in listed.chains:
-            report.unlisted += 1
-    if newest is not None:
-        problems.append(
-            f"checkpoint #{newest[0]} is missing (deleted): the head of the history of "
-            f"{newest[1]!r} was signed after it, and the last checkpoint stored is "
-            f"#{listed.last}"
-        )
-
-
 def _against_head(pending_id: str, rows: Sequence[tuple[int, str]], head: Head) -> str | None:
     if len(rows) != head.length:
         how = (
@@ -293,32 +426,6 @@ def _against_head(pending_id: str, rows: Sequence[tuple[int, str]], head: Head) 
             "the one its signed head names: it was edited or replaced"
         )
     return None
-
-
-def _check_listed(trail: Trail, listed: _Listed, report: TrailReport, now: float) -> None:
-    """Every chain the checkpoints list against the chain as stored."""
-    for pending_id in sorted(listed.chains):
-        length, digest, n = listed.chains[pending_id]
-        rows = trail.chains.get(pending_id)
-        if not rows:
-            if pending_id in trail.forgotten or _purged(listed, n, now):
-                report.purged += 1
-            else:
-                report.problems.append(
-                    f"the history of {pending_id!r} was deleted: checkpoint #{n} lists it "
-                    f"with {length} entries"
-                )
-            continue
-        if len(rows) < length:
-            report.problems.append(
-                f"the history of {pending_id!r} holds {len(rows)} entries and checkpoint "
-                f"#{n} recorded {length}: entries were deleted"
-            )
-        elif length and link_digest(rows[length - 1][1]) != digest:
-            report.problems.append(
-                f"entry {length - 1} of the history of {pending_id!r} is not the one "
-                f"checkpoint #{n} recorded: it was edited or replaced"
-            )
 
 
 def _purged(listed: _Listed, n: int, now: float) -> bool:

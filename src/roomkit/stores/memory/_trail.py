@@ -23,13 +23,24 @@ the store still holds and which is gone shows as deleted.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 from roomkit.stores._audit_keys import AuditKeys
 from roomkit.stores._checkpoints import plan_checkpoint, read_checkpoint, report, signing_keys
 from roomkit.stores._history import link_digest
-from roomkit.stores._trail import Anchoring, Checkpoint, CheckpointReport, Head, HeadChange, Trail
+from roomkit.stores._trail import (
+    PAGE,
+    Anchoring,
+    Checkpoint,
+    CheckpointReport,
+    Head,
+    HeadChange,
+    Trail,
+    TrailPages,
+    pages_of,
+)
 from roomkit.stores._trail_check import unsigned_heads
 from roomkit.stores.memory._history import MemoryHistory
 
@@ -82,6 +93,13 @@ class MemoryTrail:
             trail.chains[pending_id] = list(enumerate(chain))
         trail.heads = dict(self._heads)
         return trail
+
+    @asynccontextmanager
+    async def stream(self, *, page: int = PAGE) -> AsyncIterator[TrailPages]:
+        """What :meth:`read` gives, in pages: the process holds the chains in its memory
+        already, so they are read at once, and nothing can change them between pages."""
+        trail = await self.read()
+        yield TrailPages(trail.checkpoints, trail.forgotten, pages_of(trail.chain_reads(), page))
 
     async def adopt(self) -> tuple[int, list[str]]:
         """Sign, as they stand, the heads of the chains that hold and have none signed.

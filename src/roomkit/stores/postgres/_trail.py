@@ -7,7 +7,9 @@ length``. A checkpoint is written in one transaction under an advisory lock (wri
 turns): the changed heads and the last checkpoint read, the new one inserted, and each head
 it took signed again with its number, while the head is still the one read (an append that
 holds the row meanwhile is waited for, and its new head left for the next checkpoint). The
-trail is read in one ``REPEATABLE READ`` transaction: one snapshot of the database.
+trail is read in one ``REPEATABLE READ`` transaction: one snapshot of the database; so is its
+stream, every page of it (an append meanwhile is not in it, and no head it gives is newer
+than its chain).
 
 An adoption reads the unsigned chains' entries and their rows' lengths in one statement (one
 snapshot), and signs each head with one check-and-set on the chain's row (still unsigned, and
@@ -18,12 +20,25 @@ the head signed, and each counts only the heads it wrote.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from psycopg import AsyncConnection
 
 from roomkit.stores._audit_keys import AuditKeys
 from roomkit.stores._checkpoints import TAKE_HEAD, plan_checkpoint, report, signing_keys, taken_rows
 from roomkit.stores._durable_base import DurableBase
-from roomkit.stores._trail import Checkpoint, CheckpointReport, HeadChange, Trail, stored_head
+from roomkit.stores._trail import (
+    PAGE,
+    ChainRead,
+    Checkpoint,
+    CheckpointReport,
+    HeadChange,
+    Trail,
+    TrailPages,
+    stored_head,
+)
 from roomkit.stores._trail_check import unsigned_heads
 from roomkit.stores.postgres._link import Link
 from roomkit.stores.postgres._schema import Statements, read_back
@@ -67,6 +82,18 @@ class PostgresTrail:
             "WHERE checked IS DISTINCT FROM length ORDER BY pending_id"
         )
         self._all_checkpoints = f"SELECT n, body, mac FROM {checkpoints} ORDER BY n"
+        self._all_ids = (
+            f"SELECT pending_id FROM {s}.roomkit_history GROUP BY pending_id UNION "
+            f"SELECT pending_id FROM {chains} WHERE length IS NOT NULL"
+        )
+        self._page_history = (
+            f"SELECT pending_id, seq, entry FROM {s}.roomkit_history "
+            "WHERE pending_id = ANY(%s) ORDER BY pending_id, seq"
+        )
+        self._page_heads = (
+            f"SELECT pending_id, length, head, epoch, mac FROM {chains} "
+            "WHERE length IS NOT NULL AND pending_id = ANY(%s)"
+        )
         self._last = (
             f"SELECT n, body, mac, (SELECT min(n) FROM {checkpoints}) FROM {checkpoints} "
             "ORDER BY n DESC LIMIT 1"
@@ -106,6 +133,34 @@ class PostgresTrail:
             checkpoints = await (await db.execute(self._all_checkpoints)).fetchall()
         texts = [(pending_id, seq, read_back(text)) for pending_id, seq, text in history]
         return self.anchoring.read(Trail.from_rows(texts, heads, checkpoints))
+
+    @asynccontextmanager
+    async def stream(self, *, page: int = PAGE) -> AsyncIterator[TrailPages]:
+        """The chains, heads and checkpoints, ``page`` chains at a time, as one snapshot of
+        the database: every page is read in the one ``REPEATABLE READ`` transaction that
+        read the checkpoints. What it holds besides a page is each request's id."""
+        await self._ready()
+        async with self._link.connection() as db, db.transaction():
+            await db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            checkpoints = await (await db.execute(self._all_checkpoints)).fetchall()
+            ids = sorted(
+                str(pending_id)
+                for (pending_id,) in await (await db.execute(self._all_ids)).fetchall()
+            )
+            trail = self.anchoring.read(Trail.from_rows((), (), checkpoints))
+            yield TrailPages(trail.checkpoints, set(), self._pages(db, ids, page))
+
+    async def _pages(
+        self, db: AsyncConnection[Any], ids: list[str], page: int
+    ) -> AsyncIterator[list[ChainRead]]:
+        """The chains and heads of ``ids``, in their order, ``page`` at a time."""
+        for first in range(0, len(ids), page):
+            batch = ids[first : first + page]
+            history = await (await db.execute(self._page_history, (batch,))).fetchall()
+            heads = await (await db.execute(self._page_heads, (batch,))).fetchall()
+            texts = [(pending_id, seq, read_back(text)) for pending_id, seq, text in history]
+            part = Trail.from_rows(texts, heads, ())
+            yield list(part.chain_reads(batch))
 
     async def adopt(self) -> tuple[int, list[str]]:
         """Sign, as they stand, the heads of the chains that hold and have none signed; how

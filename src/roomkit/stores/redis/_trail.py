@@ -12,12 +12,20 @@ set, while the head is still the one read; a head appended to meanwhile stays fo
 The trail is read chain by chain, each chain's entries and head in one transaction (so
 that the two agree), between two reads of the checkpoints: when a checkpoint came in
 between, everything is read again.
+
+Its stream reads the checkpoints and the chains' ids first, then a page of chains at a time,
+each chain's entries and head in one transaction as above: Redis has no snapshot across
+pages, so a chain appended to meanwhile is read as it is when its page is read (its entries
+and head agreeing), a chain deleted meanwhile is missing and one created meanwhile absent.
+A checkpoint written meanwhile is read once the last page is (``TrailPages.later``), so that
+a head it signed again is not taken for one whose checkpoint was deleted.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from redis.asyncio import Redis
@@ -28,11 +36,13 @@ from roomkit.stores._checkpoints import plan_checkpoint, report, signing_keys
 from roomkit.stores._durable_base import DurableBase
 from roomkit.stores._trail import (
     Anchoring,
+    ChainRead,
     Checkpoint,
     CheckpointReport,
     Head,
     HeadChange,
     Trail,
+    TrailPages,
     head_value,
     read_head,
     stored_text,
@@ -139,37 +149,76 @@ class RedisTrail:
         return self.anchoring.read(trail)
 
     async def _read_once(self) -> Trail:
-        layout, client = self._layout, self._client
-        trail = Trail()
-        trail.checkpoints = [
-            _checkpoint(item) for item in await client.lrange(layout.checkpoints, 0, -1)
-        ]
-        chains, anchors = f"{layout.prefix}:h:", layout.anchors
-        # Ids, entries and heads are read as the bytes stored (an id is looked up by them):
-        # bytes a hand edit left that are not UTF-8 are named by the check, never fail the read.
-        ids: set[bytes] = set()
-        for start in (chains, anchors):
-            async for key in client.scan_iter(match=glob_escape(start) + "*", count=_SCAN_BATCH):
-                ids.add(_raw(key)[len(start.encode()) :])
-        ordered = sorted(ids)
-        for first in range(0, len(ordered), _BATCH):
-            batch = ordered[first : first + _BATCH]
-            pipe = client.pipeline(transaction=True)
-            for raw_id in batch:
-                pipe.lrange(chains.encode() + raw_id, 0, -1)
-                pipe.hget(anchors.encode() + raw_id, "v")
-            replies = await pipe.execute()
-            for n, raw_id in enumerate(batch):
-                lines, value = replies[2 * n], replies[2 * n + 1]
-                pending_id = stored_text(raw_id)
-                if lines:
-                    trail.chains[pending_id] = [
-                        (seq, stored_text(line)) for seq, line in enumerate(lines)
-                    ]
-                head = None if value is None else read_head(value)
+        trail = Trail(checkpoints=await self._checkpoints())
+        async for page in self._pages(await self._ids(), _BATCH):
+            for pending_id, rows, head in page:
+                if rows:
+                    trail.chains[pending_id] = rows
                 if head is not None:
                     trail.heads[pending_id] = head
         return trail
+
+    @asynccontextmanager
+    async def stream(self, *, page: int = _BATCH) -> AsyncIterator[TrailPages]:
+        """The chains, heads and checkpoints, ``page`` chains at a time: each chain with its
+        head as one read, the pages one after the other (see the module docstring for what
+        an append or a checkpoint meanwhile does). What it holds besides a page is each
+        request's id."""
+        await self._ready()
+        # A bulk call: as long as the chains take, each round trip on the client's timeout.
+        async with guard(self._where, within=None):
+            checkpoints = await self._checkpoints()
+            for checkpoint in checkpoints:
+                self.anchoring.knew(checkpoint.n)
+            later: list[Checkpoint] = []
+            pages = self._then_later(later, len(checkpoints), await self._ids(), page)
+            yield TrailPages(checkpoints, set(), pages, later)
+
+    async def _then_later(
+        self, later: list[Checkpoint], known: int, ids: list[tuple[str, bytes]], page: int
+    ) -> AsyncIterator[list[ChainRead]]:
+        """The pages of ``ids``; once the last is read, the checkpoints after the first
+        ``known`` (written meanwhile) go to ``later``."""
+        async for chains in self._pages(ids, page):
+            yield chains
+        later.extend((await self._checkpoints())[known:])
+
+    async def _checkpoints(self) -> list[Checkpoint]:
+        items = await self._client.lrange(self._layout.checkpoints, 0, -1)
+        return [_checkpoint(item) for item in items]
+
+    async def _ids(self) -> list[tuple[str, bytes]]:
+        """Each chain's and each head's id, as read back and as the bytes stored, in the
+        order of the ids as read back."""
+        layout, client = self._layout, self._client
+        # Ids, entries and heads are read as the bytes stored (an id is looked up by them):
+        # bytes a hand edit left that are not UTF-8 are named by the check, never fail the read.
+        ids: set[bytes] = set()
+        for start in (f"{layout.prefix}:h:", layout.anchors):
+            async for key in client.scan_iter(match=glob_escape(start) + "*", count=_SCAN_BATCH):
+                ids.add(_raw(key)[len(start.encode()) :])
+        return sorted((stored_text(raw_id), raw_id) for raw_id in ids)
+
+    async def _pages(
+        self, ids: list[tuple[str, bytes]], page: int
+    ) -> AsyncIterator[list[ChainRead]]:
+        """The chains and heads of ``ids``, in their order, ``page`` at a time."""
+        chains, anchors = f"{self._layout.prefix}:h:".encode(), self._layout.anchors.encode()
+        for first in range(0, len(ids), page):
+            batch = ids[first : first + page]
+            pipe = self._client.pipeline(transaction=True)
+            for _, raw_id in batch:
+                pipe.lrange(chains + raw_id, 0, -1)
+                pipe.hget(anchors + raw_id, "v")
+            replies = await pipe.execute()
+            yield [
+                ChainRead(
+                    pending_id,
+                    [(seq, stored_text(line)) for seq, line in enumerate(replies[2 * n] or ())],
+                    None if replies[2 * n + 1] is None else read_head(replies[2 * n + 1]),
+                )
+                for n, (pending_id, _) in enumerate(batch)
+            ]
 
     async def adopt(self) -> tuple[int, list[str]]:
         """Sign, as they stand, the heads of the chains that hold and have none signed (an

@@ -6,14 +6,16 @@ last checkpoint took, so a head has changed since while ``checked IS NOT length`
 checkpoint is written in one write transaction: the changed heads and the last checkpoint
 read, the new one inserted (its number is the table's key: a writer elsewhere cannot slip
 one in between), and each head it took signed again with its number, while the head is
-still the one read. The trail is read in one read transaction: one snapshot of the file.
+still the one read. The trail is read in one read transaction: one snapshot of the file;
+so is its stream, every page of it (an append meanwhile is not in it, and no head it gives
+is newer than its chain).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, suppress
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -21,11 +23,14 @@ import aiosqlite
 from roomkit.stores._audit_keys import AuditKeys
 from roomkit.stores._checkpoints import TAKE_HEAD, plan_checkpoint, report, signing_keys, taken_rows
 from roomkit.stores._trail import (
+    PAGE,
     Anchoring,
+    ChainRead,
     Checkpoint,
     CheckpointReport,
     HeadChange,
     Trail,
+    TrailPages,
     stored_head,
     stored_text,
 )
@@ -56,6 +61,22 @@ CHANGED_HEADS = (
 ALL_CHECKPOINTS = (
     "SELECT n, CAST(body AS BLOB), CAST(mac AS BLOB) FROM roomkit_checkpoints ORDER BY n"
 )
+ALL_IDS = (
+    "SELECT CAST(pending_id AS BLOB) FROM roomkit_history GROUP BY pending_id UNION "
+    "SELECT CAST(pending_id AS BLOB) FROM roomkit_chains WHERE length IS NOT NULL"
+)
+"""The id of every chain and every head, as the bytes stored."""
+ONE = "CAST(? AS TEXT), ?"
+"""One id of :data:`PAGE_HISTORY` and :data:`PAGE_HEADS`, given twice as its bytes: as the text
+a store writes (whether UTF-8 or not), and as the bytes a hand edit may have left."""
+PAGE_HISTORY = (
+    "SELECT CAST(pending_id AS BLOB), seq, CAST(entry AS BLOB) FROM roomkit_history "
+    "WHERE pending_id IN ({ids}) ORDER BY pending_id, seq"
+)
+PAGE_HEADS = (
+    "SELECT CAST(pending_id AS BLOB), length, CAST(head AS BLOB), epoch, CAST(mac AS BLOB) "
+    "FROM roomkit_chains WHERE length IS NOT NULL AND pending_id IN ({ids})"
+)
 LAST_CHECKPOINT = (
     "SELECT n, CAST(body AS BLOB), CAST(mac AS BLOB), (SELECT min(n) FROM roomkit_checkpoints) "
     "FROM roomkit_checkpoints ORDER BY n DESC LIMIT 1"
@@ -78,6 +99,23 @@ SIGN_HEAD = (
 
 Session = Callable[[], AbstractAsyncContextManager[aiosqlite.Connection]]
 Writer = Callable[[Callable[[sqlite3.Connection, float], Any]], Any]
+
+
+async def _pages(
+    db: aiosqlite.Connection, ids: list[tuple[str, bytes]], page: int
+) -> AsyncIterator[list[ChainRead]]:
+    """The chains and heads of ``ids`` (each id as read back, and its bytes), in their
+    order, ``page`` ids at a time."""
+    for first in range(0, len(ids), page):
+        batch = ids[first : first + page]
+        marks = ", ".join([ONE] * len(batch))
+        parameters = [raw for _, raw in batch for _ in range(2)]
+        part = Trail.from_rows(
+            await fetch_all(db, PAGE_HISTORY.format(ids=marks), parameters),
+            await fetch_all(db, PAGE_HEADS.format(ids=marks), parameters),
+            (),
+        )
+        yield list(part.chain_reads(pending_id for pending_id, _ in batch))
 
 
 class SQLiteTrail:
@@ -114,6 +152,28 @@ class SQLiteTrail:
                 with suppress(sqlite3.Error):
                     await db.execute_fetchall("COMMIT")
         return self.anchoring.read(Trail.from_rows(history, heads, checkpoints))
+
+    @asynccontextmanager
+    async def stream(self, *, page: int = PAGE) -> AsyncIterator[TrailPages]:
+        """The chains, heads and checkpoints, ``page`` chains at a time, as one snapshot of
+        the file: every page is read in the one read transaction that read the checkpoints.
+        What it holds besides a page is each request's id. The store's connection is held
+        until the stream ends: this store's writes wait for it (another process's do not)."""
+        async with self._session() as db:
+            try:
+                await db.execute_fetchall("BEGIN")
+                checkpoints = Trail.from_rows((), (), await fetch_all(db, ALL_CHECKPOINTS))
+                # Each id under the text it reads back as: an id stored as text and one stored
+                # as the same bytes are one chain, as ``Trail.from_rows`` reads them.
+                ids = {stored_text(raw): raw for (raw,) in await fetch_all(db, ALL_IDS)}
+                self.anchoring.read(checkpoints)
+                yield TrailPages(
+                    checkpoints.checkpoints, set(), _pages(db, sorted(ids.items()), page)
+                )
+            finally:
+                # As in ``read``: the read is ended whatever happened to its caller.
+                with suppress(sqlite3.Error):
+                    await db.execute_fetchall("COMMIT")
 
     async def adopt(self) -> tuple[int, list[str]]:
         """Sign, as they stand, the heads of the chains that hold and have none signed.
