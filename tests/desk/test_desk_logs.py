@@ -157,3 +157,29 @@ async def test_roomkit_desk_logs_each_event_as_a_json_line(tmp_path: Path) -> No
     assert any(event["logger"] == "uvicorn.access" for event in events)
     assert "Lisbon" not in "".join(lines)
     assert desk.returncode == 0
+
+
+async def test_json_logs_hold_only_json_when_the_desk_makes_its_store(tmp_path: Path) -> None:
+    """The new-store notice is a JSON line too, and no line carries terminal colour codes."""
+    database = tmp_path / "new.db"
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1", "ROOMKIT_DESK_SECRET": SECRET}
+    desk = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--log-format", "json",
+        "--data-dir", str(tmp_path / "data"), "--store", f"sqlite:///{database}",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=environment,
+    )  # fmt: skip
+    try:
+        await _base_url(desk)
+    finally:
+        desk.send_signal(signal.SIGINT)
+        _, logged = await desk.communicate()
+    lines = logged.decode().splitlines()
+
+    events = [json.loads(line) for line in lines]
+    created = next(event for event in events if event.get("event") == "store_created")
+    assert created["path"] == str(database)
+    assert created["logger"] == "roomkit.desk"
+    assert "created a new store" in created["message"]
+    assert not any("color_message" in event for event in events)
+    assert "\x1b" not in "".join(event["message"] for event in events)
+    assert desk.returncode == 0

@@ -9,6 +9,7 @@ when the file has a ``[slack]`` table). Needs the ``desk`` extra.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -129,12 +130,17 @@ def serve(args: argparse.Namespace) -> int:
             except OSError as error:
                 raise Failure(f"Cannot start the desk: {error.strerror or error}") from None
             if new_file is not None:
-                print(
-                    f"roomkit desk: created a new store in {printable(new_file, None)}: agents "
-                    "and roomkit mcp ask here only with the same --store",
-                    file=sys.stderr,
-                    flush=True,
+                notice = (
+                    f"created a new store in {printable(new_file, None)}: agents and roomkit "
+                    "mcp ask here only with the same --store"
                 )
+                if args.log_format == "json":
+                    # stderr holds JSON lines only: the notice is one of them.
+                    logging.getLogger("roomkit.desk").warning(
+                        notice, extra={"event": "store_created", "path": str(new_file)}
+                    )
+                else:
+                    print(f"roomkit desk: {notice}", file=sys.stderr, flush=True)
             port = sock.getsockname()[1]
             token = issue_sign_in_link(key, LINK_ACTOR, admin=True, ttl=args.sign_in_ttl)
             link = sign_in_link(host, port, token)

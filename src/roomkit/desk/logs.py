@@ -27,6 +27,8 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
     "message",
     "asctime",
     "taskName",
+    # uvicorn's copy of the message with terminal colour codes in it.
+    "color_message",
 }
 
 
