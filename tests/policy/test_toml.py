@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,22 @@ def test_an_opa_policy_sends_the_token_its_token_env_holds(tmp_path: Path) -> No
     assert isinstance(policy, OPAPolicy)
     assert policy.headers == {"Authorization": "Bearer tk_1"}
     assert "tk_1" not in str(policy.version)
+
+
+@pytest.mark.parametrize(
+    ("engine", "library", "table"),
+    [
+        ("cedar", "cedarpy", 'file = "pay.cedar"\n'),
+        ("rego", "regopy", 'file = "pay.rego"\n'),
+        ("opa", "httpx", 'url = "http://127.0.0.1:8181"\n'),
+    ],
+)
+def test_a_policy_engine_not_installed_is_a_mistake_of_the_file_naming_its_extra(
+    engine: str, library: str, table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a surface's missing extra: one line, and the extra ``roomkit notify`` names."""
+    monkeypatch.setitem(sys.modules, library, None)
+    path = write(tmp_path, f'[policy]\nengine = "{engine}"\n{table}')
+    with pytest.raises(NotifyConfigError, match=rf"needs the {engine} extra") as raised:
+        load_notify_config(path, environ=ENV)
+    assert raised.value.missing_extras == {engine: frozenset({library})}

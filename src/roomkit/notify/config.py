@@ -119,6 +119,8 @@ _LADDER = ("remind_after", "escalate_after", "escalate_to", "default")
 _TLS = ("starttls", "tls", "none")
 _EXTRA = {"webhook": "notify", "email": "notify", "slack": "slack", "apprise": "apprise"}
 _EXTRA.update(webpush="push", ntfy="notify")
+_ENGINE_LIBRARY = {"cedar": "cedarpy", "rego": "regopy", "opa": "httpx"}
+"""The library each ``[policy]`` engine runs on; its extra has the engine's name."""
 
 
 def _writes_files(email: object) -> bool:
@@ -430,14 +432,18 @@ class _Reader(TomlValues):
         return Ladder(*steps, on_expiry=None if answer is None else default(answer))
 
     def extras_installed(self, document: Mapping[str, Any]) -> None:
-        """Fail with one line naming every extra the file's surfaces and on-call schedules
-        need and lack, so that one install command brings them all."""
+        """Fail with one line naming every extra the file's surfaces, on-call schedules and
+        policy engine need and lack, so that one install command brings them all."""
         needed = [
             (extra, f"roomkit.notify.{section}")
             for section, extra in _EXTRA.items()
             # EmailFiles: .eml files need no SMTP library.
             if section in document and not (section == "email" and _writes_files(document[section]))
         ]
+        policy = document.get("policy")
+        engine = policy.get("engine") if isinstance(policy, dict) else None
+        if isinstance(engine, str) and engine in _ENGINE_LIBRARY:
+            needed.append((engine, _ENGINE_LIBRARY[engine]))
         lacking = lacking_extras([*needed, *people_config.on_call_extras(document)])
         if lacking:
             raise NotifyConfigError(
