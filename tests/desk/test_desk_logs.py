@@ -118,6 +118,16 @@ async def _base_url(process: asyncio.subprocess.Process) -> str:
     return found.group(1)
 
 
+async def _json_desk(tmp_path: Path, database: Path) -> asyncio.subprocess.Process:
+    """``roomkit desk --log-format json`` on ``database``, in a process of its own."""
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1", "ROOMKIT_DESK_SECRET": SECRET}
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--log-format", "json",
+        "--data-dir", str(tmp_path / "data"), "--store", f"sqlite:///{database}",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=environment,
+    )  # fmt: skip
+
+
 async def test_roomkit_desk_logs_each_event_as_a_json_line(tmp_path: Path) -> None:
     from roomkit.stores.sqlite import SQLiteStore
     from roomkit.tools.human_input import HumanInputHandler
@@ -126,12 +136,7 @@ async def test_roomkit_desk_logs_each_event_as_a_json_line(tmp_path: Path) -> No
     store = SQLiteStore(database, backstop_interval=0.02)
     agent = HumanInputHandler(store=store)
     asked = await agent.create("AskUserQuestion", {"question": "Where?"}, actor_id="alice")
-    environment = {**os.environ, "PYTHONUNBUFFERED": "1", "ROOMKIT_DESK_SECRET": SECRET}
-    desk = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--log-format", "json",
-        "--data-dir", str(tmp_path / "data"), "--store", f"sqlite:///{database}",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=environment,
-    )  # fmt: skip
+    desk = await _json_desk(tmp_path, database)
     try:
         base = await _base_url(desk)
         async with httpx.AsyncClient(base_url=base) as client:
@@ -162,12 +167,7 @@ async def test_roomkit_desk_logs_each_event_as_a_json_line(tmp_path: Path) -> No
 async def test_json_logs_hold_only_json_when_the_desk_makes_its_store(tmp_path: Path) -> None:
     """The new-store notice is a JSON line too, and no line carries terminal colour codes."""
     database = tmp_path / "new.db"
-    environment = {**os.environ, "PYTHONUNBUFFERED": "1", "ROOMKIT_DESK_SECRET": SECRET}
-    desk = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--log-format", "json",
-        "--data-dir", str(tmp_path / "data"), "--store", f"sqlite:///{database}",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=environment,
-    )  # fmt: skip
+    desk = await _json_desk(tmp_path, database)
     try:
         await _base_url(desk)
     finally:
