@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import FrameType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import roomkit.people
 from roomkit.notify import Notifier
 from roomkit.notify.surface import Directory as OldPathDirectory
 from roomkit.notify.surface import Person as OldPathPerson
@@ -220,3 +224,49 @@ def test_a_long_actor_id_refused_is_quoted_with_its_cut_marked() -> None:
     with pytest.raises(ValueError, match=r"^Directory: the actor id 'a{36}\.\.\. ") as refused:
         Directory({"a" * 1_000 + " b": Person()})
     assert len(str(refused.value)) < 400
+
+
+class _TooManySteps(Exception):
+    pass
+
+
+def _steps_building(people: dict[str, Person], max_chain: int, budget: int) -> int:
+    """The lines of :mod:`roomkit.people` run building the directory, stopping the build
+    with :class:`_TooManySteps` past ``budget``."""
+    folder = str(Path(roomkit.people.__file__).parent)
+    steps = 0
+
+    def count(frame: FrameType, event: str, arg: object) -> object:
+        nonlocal steps
+        if event == "line":
+            steps += 1
+            if steps > budget:
+                raise _TooManySteps
+        return count
+
+    def tracer(frame: FrameType, event: str, arg: object) -> object:
+        return count if frame.f_code.co_filename.startswith(folder) else None
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)  # type: ignore[arg-type]
+    try:
+        Directory(people, max_chain=max_chain)
+    finally:
+        sys.settrace(previous)
+    return steps
+
+
+def test_checking_a_lattice_of_delegations_takes_steps_in_proportion_to_its_links() -> None:
+    """Six layers of 30 people, each delegating to all of the next layer: 4,500 links, and
+    24 million chains from each of the first layer, which are not walked one by one."""
+    layers = [[f"p{layer}_{index}" for index in range(30)] for layer in range(6)]
+    people = {
+        name: Person(delegations=[away(to) for to in (layers[row + 1] if row < 5 else [])])
+        for row, layer in enumerate(layers)
+        for name in layer
+    }
+    links = sum(len(person.delegations) for person in people.values())
+    budget = 100 * (links + len(people))
+    assert _steps_building(people, 5, budget) <= budget
+    with pytest.raises(ValueError, match=r"chain of 5 \(p0_0 -> p1_0 -> .* -> p5_0\).*=4"):
+        _steps_building(people, 4, budget)

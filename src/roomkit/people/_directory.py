@@ -16,6 +16,7 @@ from datetime import datetime
 
 from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.models.shown import shown
+from roomkit.people._chains import check_chains
 from roomkit.people._entries import (
     ON_CALL_PREFIX,
     ROLE_PREFIX,
@@ -148,7 +149,7 @@ class Directory:
                     f"Directory: on-call schedule {name!r} must have on_call_at(at), got {source!r}"
                 )
         self._check_managers()
-        self._check_chains()
+        check_chains(self._people, self.max_chain)
         self._by_slack = {p.slack_user: a for a, p in self._people.items() if p.slack_user}
         self._by_email = {p.email.lower(): a for a, p in self._people.items() if p.email}
 
@@ -177,68 +178,6 @@ class Directory:
                     "it as one of their managers, or leave one out"
                 )
             walked.update(path)
-
-    def _check_chains(self) -> None:
-        """Refuse a cycle, or a chain over :attr:`max_chain`, among the delegations in force
-        at any moment: the set in force changes only when one starts or ends, and an end
-        only takes links away, so checking at each start is checking at every moment. A
-        cycle or chain that is new at a start holds a delegation starting then, so only
-        the people up to ``max_chain`` links before those delegations are walked from."""
-        edges = sorted(
-            (
-                (delegation.starts, actor, delegation)
-                for actor, person in self._people.items()
-                for delegation in person.delegations
-            ),
-            key=lambda edge: edge[0],
-        )
-        active: list[tuple[str, Delegation]] = []
-        index = 0
-        while index < len(edges):
-            moment = edges[index][0]
-            started: list[tuple[str, Delegation]] = []
-            while index < len(edges) and edges[index][0] == moment:
-                started.append((edges[index][1], edges[index][2]))
-                index += 1
-            active = [(actor, d) for actor, d in active if d.holds(moment)] + started
-            links: dict[str, list[str]] = {}
-            back: dict[str, list[str]] = {}
-            for actor, delegation in active:
-                links.setdefault(actor, []).append(delegation.to)
-                back.setdefault(delegation.to, []).append(actor)
-            reach = self._before({actor for actor, _ in started}, back)
-            for actor in links:
-                if actor in reach:
-                    self._walk(actor, links, (actor,), moment)
-
-    def _before(self, actors: set[str], back: dict[str, list[str]]) -> set[str]:
-        """``actors`` and everyone up to :attr:`max_chain` links before them."""
-        found, edge = set(actors), set(actors)
-        for _ in range(self.max_chain):
-            edge = {earlier for actor in edge for earlier in back.get(actor, ())} - found
-            if not edge:
-                break
-            found |= edge
-        return found
-
-    def _walk(
-        self, actor: str, links: dict[str, list[str]], path: tuple[str, ...], moment: datetime
-    ) -> None:
-        for delegate in links.get(actor, ()):
-            if delegate in path:
-                cycle = " -> ".join((*path[path.index(delegate) :], delegate))
-                raise ValueError(
-                    f"Directory: the delegations in force at {moment.isoformat()} make a cycle "
-                    f"({cycle}): end one of them, or name someone else"
-                )
-            chain = (*path, delegate)
-            if len(chain) - 1 > self.max_chain:
-                raise ValueError(
-                    f"Directory: the delegations in force at {moment.isoformat()} make a chain "
-                    f"of {len(chain) - 1} ({' -> '.join(chain)}), more than max_chain="
-                    f"{self.max_chain}: delegate to the last of them directly"
-                )
-            self._walk(delegate, links, chain, moment)
 
     def routes_anything(self) -> bool:
         """Whether it changes who decides a request: a delegation, a role or a schedule."""
