@@ -119,6 +119,8 @@ class ICalOnCall:
         self._calendar: Any = None
         # The calendar read last, with its shifts prepared for lookups.
         self._prepared: tuple[Any, Any] | None = None
+        # The read and preparation under way, which every lookup meanwhile waits on.
+        self._preparing: asyncio.Future[Any] | None = None
         self._read_at = 0.0
         self._failed: tuple[float, Exception] | None = None
         self._stamp: float | None = None
@@ -328,17 +330,35 @@ class ICalOnCall:
             raise TimeoutError(f"the feed took longer than {_FETCH:g} s to read") from None
         return bytes(data)
 
+    async def _shifts(self) -> Any:
+        """The schedule's shifts, read again and prepared when it changed.
+
+        One read and preparation runs at a time, every lookup meanwhile waiting on it, and
+        it goes on when a lookup waiting on it gives up (the routing's bound): on a worker
+        thread it could not be stopped, and a large schedule, read and prepared afresh by
+        each lookup, would never be ready while the threads of those given up piled up.
+        """
+        loop = asyncio.get_running_loop()
+        preparing = self._preparing
+        if preparing is None or preparing.done() or preparing.get_loop() is not loop:
+            preparing = self._preparing = loop.create_task(self._prepare())
+            preparing.add_done_callback(_retrieved)
+        return await asyncio.shield(preparing)
+
+    async def _prepare(self) -> Any:
+        calendar = await self._load()
+        prepared = self._prepared
+        if prepared is not None and prepared[0] is calendar:
+            return prepared[1]
+        query = await asyncio.to_thread(self._query, calendar)
+        self._prepared = (calendar, query)
+        return query
+
     async def on_call_at(self, at: datetime) -> str | None:
         """The person on call at ``at`` (of the shifts then, the one that started last: an
         override laid over the rotation wins; a cancelled one counts for nothing); ``None``
         when nobody is."""
-        calendar = await self._load()
-        prepared = self._prepared
-        if prepared is not None and prepared[0] is calendar:
-            query = prepared[1]
-        else:
-            query = await asyncio.to_thread(self._query, calendar)
-            self._prepared = (calendar, query)
+        query = await self._shifts()
         # Off the event loop: a rule repeating every minute for years takes seconds to expand.
         events = await asyncio.to_thread(
             query.between, at - timedelta(days=1), at + timedelta(seconds=1)
@@ -367,3 +387,10 @@ def _reasons(calendar: Any, why_of: Callable[[Any], str | None]) -> dict[str, st
         if why is not None:
             whys[str(event.get("UID", id(event)))] = why
     return whys
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Take the failure of a read every lookup waiting on gave up, so that it is not
+    reported as never retrieved: the next lookup reads again, or meets the failure."""
+    if not task.cancelled():
+        task.exception()
