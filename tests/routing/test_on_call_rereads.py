@@ -4,6 +4,7 @@ and a file replaced is read again however its times were kept."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,3 +49,26 @@ async def test_a_lookup_given_up_leaves_its_preparation_to_the_next(
     assert len(prepared) == 1
     assert await schedule.on_call_at(DECEMBER) == "alice"
     assert len(prepared) == 1
+
+
+@pytest.mark.parametrize("how", ["renamed over it", "written in place"])
+async def test_a_schedule_changed_with_its_modification_time_kept_is_read_again(
+    tmp_path: Path, how: str
+) -> None:
+    """A deploy may keep a file's time (``cp -p``, ``rsync -t``, an image's fixed times),
+    and a file caught half written is finished within the same tick of the clock."""
+    path = calendar(tmp_path, ALICE_ALL_DECEMBER)
+    schedule = ICalOnCall(path)
+    assert await schedule.on_call_at(DECEMBER) == "alice"
+    kept = path.stat().st_mtime_ns
+    text = path.read_text().replace("SUMMARY:alice", "SUMMARY:robert")
+    if how == "renamed over it":
+        fresh = tmp_path / "fresh.ics"
+        fresh.write_text(text)
+        os.utime(fresh, ns=(kept, kept))
+        os.replace(fresh, path)
+    else:
+        path.write_text(text)
+        os.utime(path, ns=(kept, kept))
+    assert path.stat().st_mtime_ns == kept
+    assert await schedule.on_call_at(DECEMBER) == "robert"

@@ -123,7 +123,7 @@ class ICalOnCall:
         self._preparing: asyncio.Future[Any] | None = None
         self._read_at = 0.0
         self._failed: tuple[float, Exception] | None = None
-        self._stamp: float | None = None
+        self._stamp: tuple[int, ...] | None = None
         # The events skipped as unreadable, each warned of once.
         self._skipped: set[str] = set()
         if self.path is not None:
@@ -155,7 +155,7 @@ class ICalOnCall:
         if status.st_size > self.max_bytes or len(data) > self.max_bytes:
             raise ValueError(self._too_big(where))
         self._calendar = self._parse(data, where)
-        self._stamp = status.st_mtime
+        self._stamp = _stamp(status)
         return self._calendar
 
     def _too_big(self, where: str) -> str:
@@ -254,7 +254,7 @@ class ICalOnCall:
     async def _load(self) -> Any:
         if self.path is not None:
             try:
-                stamp = self.path.stat().st_mtime
+                stamp = _stamp(self.path.stat())
             except OSError as error:
                 # Gone for a while (a deploy removing it before writing it again): the
                 # schedule read before stands, and the file is read once it is back.
@@ -387,6 +387,14 @@ def _reasons(calendar: Any, why_of: Callable[[Any], str | None]) -> dict[str, st
         if why is not None:
             whys[str(event.get("UID", id(event)))] = why
     return whys
+
+
+def _stamp(status: os.stat_result) -> tuple[int, ...]:
+    """What tells a file changed: its modification time alone does not, when a deploy keeps
+    it (``cp -p``, ``rsync -t``, an image's fixed times), or a file read half written is
+    finished within the same tick of the clock; its size, its inode (a file renamed over it)
+    and its change time (which no copy keeps) do."""
+    return (status.st_mtime_ns, status.st_ctime_ns, status.st_size, status.st_ino, status.st_dev)
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:
