@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import logging
 import time
 from datetime import UTC, datetime, timedelta
@@ -26,6 +27,9 @@ logger = logging.getLogger("roomkit.routing")
 
 _FETCH = 10.0
 """Seconds an answer may take in all (a server that trickles it included)."""
+MAX_ANSWER_BYTES = 1024 * 1024
+"""The most bytes of an answer read: the entries of one schedule at one moment take a few
+KiB, and an answer is read whole before it is parsed."""
 
 
 def _when(text: object, what: str) -> datetime | None:
@@ -140,22 +144,33 @@ class PagerDutyOnCall:
             "Authorization": f"Token token={self.token}",
             "Accept": "application/vnd.pagerduty+json;version=2",
         }
+        data = bytearray()
         try:
             async with (
                 asyncio.timeout(_FETCH),
                 self._httpx.AsyncClient(timeout=_FETCH) as client,
+                client.stream(
+                    "GET", f"{self.base_url}/oncalls", params=params, headers=headers
+                ) as response,
             ):
-                url = f"{self.base_url}/oncalls"
-                response = await client.get(url, params=params, headers=headers)
                 response.raise_for_status()
+                # A server (or a proxy) sending without end would fill the memory.
+                async for chunk in response.aiter_bytes():
+                    data += chunk
+                    if len(data) > MAX_ANSWER_BYTES:
+                        raise ValueError(
+                            f"PagerDuty's /oncalls answer holds more than {MAX_ANSWER_BYTES} "
+                            "bytes: check base_url names the API"
+                        )
         except TimeoutError:
             # Each read's timeout alone lets a server trickling its answer hold routing.
             raise TimeoutError(f"PagerDuty took longer than {_FETCH:g} s to answer") from None
         try:
-            body: Any = response.json()
-        except ValueError:
+            body: Any = json.loads(data)
+        except (ValueError, RecursionError):
             raise ValueError(
-                "PagerDuty's /oncalls answer is not JSON: check base_url names the API"
+                "PagerDuty's /oncalls answer is not JSON (or nests too deeply to read): check "
+                "base_url names the API"
             ) from None
         best: tuple[int, str | None, datetime, datetime] | None = None
         entries = body.get("oncalls") if isinstance(body, dict) else None
