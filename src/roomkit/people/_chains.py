@@ -44,6 +44,7 @@ def check_chains(people: Mapping[str, Person], max_chain: int) -> None:
         ),
         key=lambda edge: (edge[0], edge[1]),
     )
+    listed = {actor: index for index, actor in enumerate(people)}
     links: _Links = {}
     back: _Links = {}
     ending: list[tuple[datetime, int, str, str]] = []
@@ -63,7 +64,8 @@ def check_chains(people: Mapping[str, Person], max_chain: int) -> None:
             started[actor] = None
             index += 1
         walk = _Walk(links, max_chain, moment)
-        for actor in _before(started, back, max_chain):
+        # Walked in the directory's order: a cycle is named from whoever it lists first.
+        for actor in sorted(_before(started, back, max_chain), key=listed.__getitem__):
             walk.start(actor)
 
 
