@@ -50,6 +50,8 @@ _FETCH = 10.0
 MAX_BYTES = 4 * 1024 * 1024
 """The most bytes of a schedule read, from a file or a feed (4 MiB: years of a team's
 shifts take a few hundred KiB)."""
+_SHOWN_PATH = 200
+"""The most characters of a schedule's path or URL a message quotes."""
 _RETRY = 30.0
 """Seconds after a failed read before the feed is read again (meanwhile the schedule read
 before stands, or, before any, the failure)."""
@@ -132,14 +134,15 @@ class ICalOnCall:
 
     def _read_file(self) -> Any:
         assert self.path is not None
-        where = repr(str(self.path))
+        where = shown(str(self.path), limit=_SHOWN_PATH)
         try:
             # Opened without waiting: a FIFO with no writer would hold the open forever.
             fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
-        except OSError as error:
+        except (OSError, ValueError) as error:
+            # ValueError: a path holding a NUL, which no file has.
             raise ValueError(
-                f"ICalOnCall: cannot read {where} ({error.strerror or error}): give "
-                "the path of the schedule's .ics file, or its https:// URL"
+                f"ICalOnCall: cannot read {where} ({getattr(error, 'strerror', None) or error}): "
+                "give the path of the schedule's .ics file, or its https:// URL"
             ) from None
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
@@ -310,7 +313,7 @@ class ICalOnCall:
         ``max_bytes`` of it."""
         with requires_extra("ICalOnCall(url)", "oncall"):
             import httpx
-        where = repr(str(self.url))
+        where = shown(str(self.url), limit=_SHOWN_PATH)
         data = bytearray()
         try:
             async with (
