@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from types import FrameType
 
@@ -68,6 +68,20 @@ def test_a_delegation_to_oneself_or_without_a_timezone_is_refused() -> None:
         Delegation(to="bob", starts=datetime(2026, 12, 1), ends=JAN)
     with pytest.raises(ValueError, match="ends"):
         Delegation(to="bob", starts=JAN, ends=DEC)
+
+
+class _NoOffset(tzinfo):
+    """A timezone without its data: it gives no offset from UTC."""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+
+@pytest.mark.parametrize("zone", [_NoOffset(), tzinfo()])
+def test_a_delegation_in_a_timezone_giving_no_offset_is_refused(zone: tzinfo) -> None:
+    """Its times could be compared with no moment a request is routed at."""
+    with pytest.raises(ValueError, match="must be a timezone-aware datetime"):
+        Delegation(to="bob", starts=datetime(2026, 12, 1, tzinfo=zone), ends=JAN)
 
 
 def test_a_person_who_is_their_own_manager_is_refused() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal, Protocol, runtime_checkable
 
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
@@ -125,7 +125,7 @@ class Delegation:
             )
         for name in ("starts", "ends"):
             moment = getattr(self, name)
-            if not isinstance(moment, datetime) or moment.tzinfo is None:
+            if not isinstance(moment, datetime) or _offset(moment) is None:
                 raise ValueError(
                     f"Delegation({name}=...) must be a timezone-aware datetime, got {moment!r}: "
                     "pass datetime(..., tzinfo=UTC) or a zoneinfo.ZoneInfo"
@@ -148,6 +148,16 @@ class Delegation:
         """Its id in histories: stable for the same delegator, delegate and time span."""
         text = f"{delegator}\x00{self.to}\x00{self.starts.isoformat()}\x00{self.ends.isoformat()}"
         return "dlg_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _offset(moment: datetime) -> timedelta | None:
+    """``moment``'s offset from UTC; ``None`` when its timezone gives none (a tzinfo of
+    one's own without the data), which leaves it as naive as one without a timezone: it
+    could be compared with no moment a request is routed at."""
+    try:
+        return moment.utcoffset()
+    except Exception:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
