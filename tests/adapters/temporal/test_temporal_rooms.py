@@ -9,6 +9,7 @@ from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.workflows import Conversation
 
 from roomkit.adapters.temporal import room_workflow_id, send_to_room
+from roomkit.core.exceptions import InvalidTextError
 
 
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
@@ -48,3 +49,22 @@ def test_a_huge_value_that_is_no_room_id_is_quoted_cut_short(room_id: object) ->
 def test_a_list_holding_an_integer_too_long_to_write_out_is_no_room_id() -> None:
     with pytest.raises(ValueError, match="got a list holding an integer too long to write out"):
         room_workflow_id([10**5_000])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("room_id", "prefix", "named"), [("\ud800", "room-", "room_id"), ("r", "\udfff-", "prefix")]
+)
+def test_a_room_id_or_prefix_no_workflow_id_can_hold_is_refused_naming_it(
+    room_id: str, prefix: str, named: str
+) -> None:
+    with pytest.raises(InvalidTextError, match=named):
+        room_workflow_id(room_id, prefix=prefix)
+
+
+def test_a_prefix_that_is_no_text_is_refused() -> None:
+    with pytest.raises(TypeError, match="prefix as text, got 5"):
+        room_workflow_id("r", prefix=5)  # type: ignore[arg-type]
+
+
+def test_a_room_id_beyond_ascii_makes_its_workflow_id() -> None:
+    assert room_workflow_id("salle-été") == "room-salle-été"

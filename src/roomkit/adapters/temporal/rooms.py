@@ -15,6 +15,7 @@ from typing import Any
 
 from roomkit._extras import requires_extra
 from roomkit.models.shown import shown
+from roomkit.tools.human_input.checks import check_text
 
 with requires_extra("roomkit.adapters.temporal", "temporal"):
     from temporalio.client import Client, WithStartWorkflowOperation
@@ -24,10 +25,23 @@ __all__ = ["room_workflow_id", "send_to_room"]
 
 
 def room_workflow_id(room_id: str, *, prefix: str = "room-") -> str:
-    """The id of the conversation workflow of ``room_id``."""
+    """The id of the conversation workflow of ``room_id``.
+
+    Raises:
+        ValueError: ``room_id`` is not a non-empty ``str``.
+        TypeError: ``prefix`` is not a ``str``.
+        InvalidTextError: ``room_id`` or ``prefix`` holds what UTF-8 cannot encode (a lone
+            surrogate), which no workflow id can.
+    """
     if not isinstance(room_id, str) or not room_id:
         raise ValueError(f"room_workflow_id() takes a room id, got {shown(room_id)}")
-    return f"{prefix}{room_id}"
+    if not isinstance(prefix, str):
+        raise TypeError(f"room_workflow_id() takes a prefix as text, got {shown(prefix)}")
+    workflow_id = f"{prefix}{room_id}"
+    if not workflow_id.isascii():
+        check_text("room_id", room_id)
+        check_text("prefix", prefix)
+    return workflow_id
 
 
 async def send_to_room(
