@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from roomkit import Approval, HumanInputToolHandler, InvalidAnswerError, Quorum
+from roomkit import Approval, HumanInputToolHandler, InvalidAnswerError, InvalidTextError, Quorum
 from roomkit.models.json_limits import MAX_APPROVERS, MAX_ID_CHARS
 from roomkit.models.pending_input import arguments_digest
 from roomkit.tools.approvals import Decision, approve, edit, read_decision, reject, respond
@@ -160,6 +160,16 @@ def test_a_rule_naming_more_approvers_than_an_approval_lists_is_refused(
 def test_a_rule_naming_an_approver_longer_than_an_id_is_refused(build: Any) -> None:
     with pytest.raises(ValueError, match=r"hold an actor id of 257 characters, over the 256"):
         build(["alice", "b" * (MAX_ID_CHARS + 1)])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [lambda names: Approval(approvers=names), lambda names: Quorum(1, of=names)],
+    ids=["approval", "quorum"],
+)
+def test_a_rule_naming_an_approver_no_store_can_keep_is_refused(build: Any) -> None:
+    with pytest.raises(InvalidTextError, match=r"a lone surrogate \(U\+DC80\) at character 1"):
+        build(["alice", "b\udc80"])
 
 
 def test_a_set_of_approvers_is_sorted() -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from roomkit._storable import unencodable_text
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.json_limits import MAX_ID_CHARS, check_approver_count
 
 __all__ = ["actor_ids"]
@@ -30,6 +32,7 @@ def actor_ids(actors: Iterable[str], *, name: str, single: str) -> tuple[str, ..
         ValueError: an item is not a non-empty ``str``, or is longer than
             :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters; or there are
             more than :data:`~roomkit.models.json_limits.MAX_APPROVERS` of them.
+        InvalidTextError: an item holds a lone surrogate, which no store can keep.
     """
     if isinstance(actors, set | frozenset):
         listed = list(actors)
@@ -50,6 +53,12 @@ def _check_each(actors: Iterable[object], name: str, single: str) -> None:
                 f"{name} hold an actor id of {len(actor):,} characters, over the "
                 f"{MAX_ID_CHARS:,} an actor id may have on every store: pass a shorter one "
                 "(an id, or the digest of a long name); nothing was stored"
+            )
+        problem = unencodable_text(actor)
+        if problem is not None:
+            raise InvalidTextError(
+                f"{name} hold an actor id with {problem}, which UTF-8 cannot encode: "
+                "send it as UTF-8 text; nothing was stored"
             )
         count += 1
     check_approver_count(count, name)

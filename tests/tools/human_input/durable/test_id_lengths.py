@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tests.tools.human_input.durable.store_fixtures import HandlerFactory
 
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.json_limits import (
     MAX_ARGUMENTS_CHARS,
     MAX_ID_CHARS,
@@ -186,6 +187,20 @@ async def test_an_added_approver_past_the_bound_is_refused(make_handler: Handler
         await handler.add_approvers(request.pending_id, [_text(MAX_ID_CHARS + 1)])
 
     assert str(caught.value) == _approver_too_long("actors")
+    [kept] = await handler.list_pending()
+    assert kept.approvers == ("alice",)
+
+
+async def test_an_approver_no_store_can_keep_is_refused(make_handler: HandlerFactory) -> None:
+    """Refused alike on every store, the memory store included, before anything is stored."""
+    handler = make_handler()
+
+    with pytest.raises(InvalidTextError, match=r"^approvers hold an actor id with a lone"):
+        await handler.create_approval("book", {"city": "Paris"}, approvers=["alice", "\udc80"])
+    request = await handler.create_approval("book", {"city": "Paris"}, approvers=["alice"])
+    with pytest.raises(InvalidTextError, match=r"^actors hold an actor id with a lone"):
+        await handler.add_approvers(request.pending_id, ["\udc80"])
+
     [kept] = await handler.list_pending()
     assert kept.approvers == ("alice",)
 
