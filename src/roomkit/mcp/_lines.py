@@ -93,9 +93,10 @@ def _answer_to(line: str, refused: BodyRefusedError) -> types.JSONRPCError | Non
 
 def _top_keys(line: str) -> dict[str, list[Any]] | None:
     """The values each key of the line's object is given, in order; ``None`` when the line
-    is no JSON object, or nests too deep to read safely."""
+    is no JSON object. A line nesting too deep to read whole gives its keys with only the
+    ``id`` values read (:func:`_shallow_keys`)."""
     if json_depth(line) > DEFAULT_LIMITS.max_depth:
-        return None
+        return _shallow_keys(line)
     try:
         pairs = json.loads(line, object_pairs_hook=_Pairs)
     except (ValueError, RecursionError):
@@ -106,6 +107,59 @@ def _top_keys(line: str) -> dict[str, list[Any]] | None:
     for key, value in pairs:
         found.setdefault(key, []).append(value)
     return found
+
+
+def _shallow_keys(line: str) -> dict[str, list[Any]] | None:
+    """The keys of the line's object, each with the values of its ``id`` keys (``None`` for
+    the other keys' values), read without descending into any value: what nests inside is
+    stepped over bracket by bracket, its strings read by the decoder.
+
+    ``None`` when the line is no JSON object, or breaks off before its keys are read.
+    """
+    text = line.strip()
+    if not text.startswith("{"):
+        return None
+    found: dict[str, list[Any]] = {}
+    depth, at, key_next = 0, 0, True
+    try:
+        while at < len(text):
+            char = text[at]
+            if char == '"':
+                word, end = _DECODER.raw_decode(text, at)
+                if depth == 1 and key_next:
+                    colon = _after_space(text, end)
+                    if text[colon : colon + 1] != ":":
+                        return None
+                    start = _after_space(text, colon + 1)
+                    value = None
+                    if word == "id" and text[start : start + 1] not in ("{", "["):
+                        value, end = _DECODER.raw_decode(text, start)
+                    else:
+                        end = start
+                    found.setdefault(word, []).append(value)
+                    key_next = False
+                at = end
+                continue
+            if char in "{[":
+                depth += 1
+            elif char in "}]":
+                depth -= 1
+            elif char == "," and depth == 1:
+                key_next = True
+            at += 1
+    except (ValueError, RecursionError):
+        return None
+    return found
+
+
+def _after_space(text: str, at: int) -> int:
+    """Where the first character after JSON's whitespace from ``at`` on is."""
+    while text[at : at + 1] in (" ", "\t", "\n", "\r"):
+        at += 1
+    return at
+
+
+_DECODER = json.JSONDecoder()
 
 
 class _Pairs(list[tuple[str, Any]]):
