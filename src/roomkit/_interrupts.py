@@ -15,12 +15,17 @@ way finish, its store closing, a notifier handing back what it owes) cuts nothin
 is logged once, and the stop goes on. A third exits at once, with 130 for Ctrl-C and 143
 for SIGTERM (128 and the signal's number), whatever is left undone. When the command ends,
 each signal gets back the handler it had before (:func:`handling_signals`): a process that
-runs a command's code among its own keeps its own SIGTERM handling.
+runs a command's code among its own keeps its own SIGTERM handling. The ``roomkit`` command's
+own process, which has nothing else to do once the command ended, keeps treating a stop signal
+as one that came while it stops until it exits (:func:`stopping_until_exit`): Python's
+teardown takes a moment, and the signal's default there would end a stopped command as killed
+by it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import contextvars
 import logging
@@ -31,7 +36,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType
 from typing import Any, Protocol
 
-__all__ = ["INTERRUPTED", "Interrupts", "handling_signals", "watched"]
+__all__ = ["INTERRUPTED", "Interrupts", "handling_signals", "stopping_until_exit", "watched"]
 
 logger = logging.getLogger("roomkit")
 
@@ -50,6 +55,38 @@ _WATCHING: contextvars.ContextVar[Interrupts | None] = contextvars.ContextVar(
     "roomkit_interrupts", default=None
 )
 """The :class:`Interrupts` watching the current task, if any."""
+
+
+def stopping_until_exit() -> None:
+    """From the end of the ``roomkit`` command to the end of its process, a stop signal is one
+    that came while it stops: logged once (unless the command logged it already), the next
+    exits at once with 128 and the signal's number; once the exit's own steps begin
+    (``atexit``), after which Python puts each signal's default back, both are ignored, so
+    that the interpreter's teardown ends a command that stopped cleanly with its own status.
+    Only for the command's own process: it installs process-wide handlers for good."""
+    repeats = 1 if _logged.is_set() else 0
+
+    def again(signum: int, frame: FrameType | None) -> None:
+        nonlocal repeats
+        repeats += 1
+        if repeats == 1:
+            _logged.set()
+            logger.warning(ALREADY_STOPPING)
+            return
+        os._exit(128 + signum)
+
+    for signum in SIGNALS:
+        signal.signal(signum, again)
+    atexit.register(_ignore_stop_signals)
+
+
+def _ignore_stop_signals() -> None:
+    for signum in SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
+_logged = threading.Event()
+"""Set once this process logged :data:`ALREADY_STOPPING`."""
 
 
 def watched(server: object) -> bool:
@@ -209,6 +246,7 @@ class Interrupts:
         """A stop signal while the command stops: logged the first time, the next exits."""
         self._repeats += 1
         if self._repeats == 1:
+            _logged.set()
             logger.warning(ALREADY_STOPPING)
             return
         # Asked three times: the process ends now, without the rest of its cleanup.

@@ -107,3 +107,40 @@ async def test_a_third_stop_signal_exits_at_once(embedded: str, stop: signal.Sig
         async with asyncio.timeout(STEP):
             out, err = await process.communicate()
         assert (process.returncode, out, err) == (128 + stop, b"", b"")
+
+
+# The command's process sends itself the signals as it exits, once the command returned: what
+# a repeated SIGTERM or Ctrl-C meets after a stopped command printed its last line.
+_AFTER_THE_COMMAND = (
+    "import atexit, os, runpy, signal, sys; "
+    "names = sys.argv[1].split(','); "
+    "atexit.register(lambda: [os.kill(os.getpid(), signal.Signals[name]) for name in names]); "
+    "sys.argv = ['roomkit', *sys.argv[2:]]; "
+    "runpy.run_module('roomkit.cli', run_name='__main__')"
+)
+
+
+@pytest.mark.parametrize(
+    "signals", ["SIGTERM", "SIGINT", "SIGTERM,SIGTERM,SIGINT"], ids=["SIGTERM", "Ctrl-C", "several"]
+)
+async def test_stop_signals_as_the_process_exits_leave_its_status(
+    signals: str, tmp_path: Path
+) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _AFTER_THE_COMMAND,
+        signals,
+        "token",
+        "alice",
+        "--data-dir",
+        str(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(STEP):
+        out, err = await process.communicate()
+
+    assert process.returncode == 0
+    assert out.count(b".") == 1  # the token, printed whole
+    assert b"Traceback" not in err

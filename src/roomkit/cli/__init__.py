@@ -39,7 +39,7 @@ without its extra, exits 2.
 from __future__ import annotations
 
 from roomkit.cli._main import _parser as _parser
-from roomkit.cli._main import main
+from roomkit.cli._main import console, main
 from roomkit.cli.pending import answer_body
 
-__all__ = ["answer_body", "main"]
+__all__ = ["answer_body", "console", "main"]

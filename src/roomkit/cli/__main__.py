@@ -2,6 +2,6 @@
 
 import sys
 
-from roomkit.cli._main import main
+from roomkit.cli._main import console
 
-sys.exit(main())
+sys.exit(console())

@@ -14,13 +14,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from roomkit._interrupts import stopping_until_exit
 from roomkit._storable import unencodable_text
 from roomkit._streams import printable_streams
 from roomkit.auth.tokens import SECRET_ENV
 from roomkit.cli import audit, desk, grants, mcp, notify, pending, tokens
 from roomkit.cli._common import Failure, default_data_dir, missing_extra, printable
 
-__all__ = ["main"]
+__all__ = ["console", "main"]
 
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 """Why a write to a file fails for want of room (or of a working disk), not for a mistake."""
@@ -47,6 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_parser(commands, data_dir)
     grants.add_parser(commands)
     return parser
+
+
+def console() -> int:
+    """The ``roomkit`` command as its own process runs it: :func:`main`, then, until the
+    process exits, a stop signal is one that came while the command stops (logged once, the
+    next exits at once), where Python's default would end a command that stopped cleanly as
+    killed by it."""
+    status = main()
+    stopping_until_exit()
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
