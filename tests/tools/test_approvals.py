@@ -153,23 +153,23 @@ def test_a_rule_naming_more_approvers_than_an_approval_lists_is_refused(
 
 
 @pytest.mark.parametrize(
-    "build",
-    [lambda names: Approval(approvers=names), lambda names: Quorum(1, of=names)],
-    ids=["approval", "quorum"],
+    ("approver", "refused", "said"),
+    [
+        ("b" * (MAX_ID_CHARS + 1), ValueError, r"hold an actor id of 257 characters, over the 256"),
+        ("b\udc80", InvalidTextError, r"a lone surrogate \(U\+DC80\) at character 1"),
+    ],
+    ids=["too-long", "lone-surrogate"],
 )
-def test_a_rule_naming_an_approver_longer_than_an_id_is_refused(build: Any) -> None:
-    with pytest.raises(ValueError, match=r"hold an actor id of 257 characters, over the 256"):
-        build(["alice", "b" * (MAX_ID_CHARS + 1)])
-
-
 @pytest.mark.parametrize(
     "build",
     [lambda names: Approval(approvers=names), lambda names: Quorum(1, of=names)],
     ids=["approval", "quorum"],
 )
-def test_a_rule_naming_an_approver_no_store_can_keep_is_refused(build: Any) -> None:
-    with pytest.raises(InvalidTextError, match=r"a lone surrogate \(U\+DC80\) at character 1"):
-        build(["alice", "b\udc80"])
+def test_a_rule_naming_an_approver_no_store_keeps_is_refused(
+    build: Any, approver: str, refused: type[Exception], said: str
+) -> None:
+    with pytest.raises(refused, match=said):
+        build(["alice", approver])
 
 
 def test_a_set_of_approvers_is_sorted() -> None:
