@@ -56,24 +56,30 @@ __all__ = ["ADOPT", "CHECKPOINT", "RedisTrail"]
 CHECKPOINT = """
 -- KEYS: the checkpoints, the heads to checkpoint
 -- ARGV: the checkpoints' length as read, the checkpoint ('' for none), then for each head
---       read: its key, its value as read ('' when it was gone), its value signed again
---       ('' to leave it)
+--       read: its key, its chain's key, its value as read ('' when it was gone), its value
+--       signed again ('' to leave it)
 if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) then
   return 0
 end
 if ARGV[2] ~= '' then
   redis.call('RPUSH', KEYS[1], ARGV[2])
 end
-for i = 3, #ARGV, 3 do
-  local key = ARGV[i]
+for i = 3, #ARGV, 4 do
+  local key, chain = ARGV[i], ARGV[i + 1]
   local now = redis.call('HGET', key, 'v')
-  if ARGV[i + 2] ~= '' and now then
-    -- Listed now, even if it moved since: the next checkpoint takes it as seen.
+  if ARGV[i + 3] ~= '' and (now or redis.call('EXISTS', chain) == 1) then
+    -- Listed now, even if it moved since, or an append without the key dropped its head
+    -- (which adoption signs again): the next checkpoint takes it as seen. A head made here
+    -- lasts as long as its chain.
+    local made = redis.call('EXISTS', key) == 0
     redis.call('HSET', key, 'c', '1')
+    if made and redis.call('PTTL', chain) > 0 then
+      redis.call('PEXPIRE', key, redis.call('PTTL', chain))
+    end
   end
-  if (now or '') == ARGV[i + 1] then
-    if ARGV[i + 2] ~= '' then
-      redis.call('HSET', key, 'v', ARGV[i + 2])
+  if (now or '') == ARGV[i + 2] then
+    if ARGV[i + 3] ~= '' then
+      redis.call('HSET', key, 'v', ARGV[i + 3])
     end
     redis.call('SREM', KEYS[2], key)
   end
@@ -271,11 +277,11 @@ class RedisTrail:
                 )
                 args: list[Any] = [length, "" if plan.checkpoint is None else _item(plan)]
                 for pending_id, _, signed in plan.taken:
-                    key = layout.anchors + pending_id
-                    args += (key, text(read[key][0]), head_value(signed))
+                    chain, key, _ = layout.chain(pending_id)
+                    args += (key, chain, text(read[key][0]), head_value(signed))
                 for key, (value, _) in read.items():
                     if value is None:
-                        args += (key, "", "")  # gone with its history: nothing to take
+                        args += (key, "", "", "")  # gone with its history: nothing to take
                 if await self._script(keys=[layout.checkpoints, layout.dirty], args=args):
                     break
             else:
