@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 from aiohttp import web
 from test_on_call import serving
@@ -48,3 +49,82 @@ async def test_an_answer_nested_past_the_stack_is_refused_as_no_json() -> None:
         source = PagerDutyOnCall("tok-123", "PSCHED1", base_url=base)
         with pytest.raises(ValueError, match=r"is not JSON \(or nests too deeply to read\)"):
             await source.on_call_at(MOMENT)
+
+
+class Seconds:
+    """A clock in seconds the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_pagerduty_failing_is_not_asked_again_at_every_routing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """While PagerDuty fails, each routing would wait up to 10 s on it: it is asked again
+    30 s after a failure, the answer read before standing meanwhile (for the moments of its
+    shift, up to an hour after it was read), any other lookup meeting the failure at once."""
+    served: list[int] = []
+    down = False
+
+    async def oncalls(request: web.Request) -> web.Response:
+        served.append(503 if down else 200)
+        if down:
+            return web.Response(status=503, text="down for maintenance")
+        return web.json_response({"oncalls": [ENTRY]})
+
+    clock = Seconds()
+    async with serving("/oncalls", oncalls) as base:
+        source = PagerDutyOnCall("tok-123", "PSCHED1", base_url=base, clock=clock)
+        assert await source.on_call_at(MOMENT) == "bob@example.com"
+        down = True
+        clock.now += 61  # past refresh: PagerDuty is asked, fails, the answer read stands
+        with caplog.at_level("WARNING", logger="roomkit.routing"):
+            assert await source.on_call_at(MOMENT) == "bob@example.com"
+        assert "the answer read before stands, and PagerDuty is asked again in 30 s" in (
+            caplog.text
+        )
+        clock.now += 29
+        assert await source.on_call_at(MOMENT) == "bob@example.com"
+        with pytest.raises(httpx.HTTPStatusError, match="503"):
+            # A moment past the shift read before: the failure, at once.
+            await source.on_call_at(MOMENT + timedelta(days=1))
+        assert served == [200, 503]
+        clock.now += 1
+        assert await source.on_call_at(MOMENT) == "bob@example.com"
+        assert served == [200, 503, 503]
+        clock.now += 3600 - 91  # the answer read an hour ago no longer stands
+        with pytest.raises(httpx.HTTPStatusError, match="503"):
+            await source.on_call_at(MOMENT)
+        assert served == [200, 503, 503, 503]
+        with pytest.raises(httpx.HTTPStatusError, match="503"):
+            await source.on_call_at(MOMENT)
+        assert served == [200, 503, 503, 503]
+        down = False
+        clock.now += 30
+        assert await source.on_call_at(MOMENT) == "bob@example.com"
+        assert served == [200, 503, 503, 503, 200]
+
+
+async def test_pagerduty_failing_at_first_fails_each_lookup_at_once_until_the_retry() -> None:
+    served: list[str] = []
+
+    async def oncalls(request: web.Request) -> web.Response:
+        served.append(request.path)
+        return web.Response(status=502, text="bad gateway")
+
+    clock = Seconds()
+    async with serving("/oncalls", oncalls) as base:
+        source = PagerDutyOnCall("tok-123", "PSCHED1", base_url=base, clock=clock)
+        for step in (0, 10, 19.5):
+            clock.now += step
+            with pytest.raises(httpx.HTTPStatusError, match="502"):
+                await source.on_call_at(MOMENT)
+        assert len(served) == 1
+        clock.now += 0.5
+        with pytest.raises(httpx.HTTPStatusError, match="502"):
+            await source.on_call_at(MOMENT)
+        assert len(served) == 2

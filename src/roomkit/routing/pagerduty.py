@@ -3,7 +3,10 @@
 :class:`PagerDutyOnCall` asks for a schedule's on-call entries at a moment (``since`` and
 ``until`` around it, users included) and takes the lowest escalation level's user: their
 email address, which the directory maps to an actor, else their name. Answers are kept for
-``refresh`` seconds.
+``refresh`` seconds. A read that fails (PagerDuty down, an error status, no answer within
+10 s) is not tried again for 30 s: meanwhile the answer read before stands for the moments
+of its shift, up to an hour after it was read, and any other lookup meets the failure at
+once, so that routing does not wait on PagerDuty at every request.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import ipaddress
 import json
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,6 +34,10 @@ _FETCH = 10.0
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most bytes of an answer read: the entries of one schedule at one moment take a few
 KiB, and an answer is read whole before it is parsed."""
+_RETRY = 30.0
+"""Seconds after a failed read before PagerDuty is asked again."""
+_STALE = 3600.0
+"""Seconds after it was read that an answer may stand in for PagerDuty while it fails."""
 
 
 def _when(text: object, what: str) -> datetime | None:
@@ -98,6 +106,8 @@ class PagerDutyOnCall:
         base_url: the API's ``https://`` address (a regional endpoint); ``http://`` only to
             this machine (``127.0.0.1``, ``::1``, ``localhost``), for a local test server.
         refresh: seconds an answer is kept before PagerDuty is asked again.
+        clock: the clock, in seconds, timing ``refresh`` and the wait after a failed read
+            (``time.monotonic``; a test passes one it moves).
 
     Raises:
         ImportError: httpx is not installed (the ``oncall`` extra).
@@ -107,7 +117,13 @@ class PagerDutyOnCall:
     """
 
     def __init__(
-        self, token: str, schedule_id: str, *, base_url: str = API, refresh: float = 60.0
+        self,
+        token: str,
+        schedule_id: str,
+        *,
+        base_url: str = API,
+        refresh: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         with requires_extra("PagerDutyOnCall", "oncall"):
             import httpx
@@ -126,14 +142,55 @@ class PagerDutyOnCall:
         self.schedule_id = schedule_id
         self.base_url = base_url.rstrip("/")
         self.refresh = refresh
+        self.clock = clock
+        # The last answer: when it was read, the span it holds for, and the person.
         self._kept: tuple[float, datetime, datetime, str | None] | None = None
+        # The last read's failure and when it came, until a read succeeds.
+        self._failed: tuple[float, Exception] | None = None
 
     async def on_call_at(self, at: datetime) -> str | None:
-        """The person on call at ``at`` in the schedule; ``None`` when nobody is."""
+        """The person on call at ``at`` in the schedule; ``None`` when nobody is.
+
+        Raises:
+            TimeoutError, ValueError, httpx.HTTPError: PagerDuty could not be read, now or
+                in the last 30 s, and no answer read before stands.
+        """
+        now = self.clock()
         kept = self._kept
-        fresh = kept is not None and time.monotonic() - kept[0] < self.refresh
-        if kept is not None and fresh and kept[1] <= at < kept[2]:
+        if kept is None or not kept[1] <= at < kept[2] or now - kept[0] >= _STALE:
+            kept = None
+        elif now - kept[0] < self.refresh:
             return kept[3]
+        failed = self._failed
+        if failed is not None and now - failed[0] < _RETRY:
+            # Not asked again at each routing, which would wait up to 10 s on it every time.
+            if kept is not None:
+                return kept[3]
+            raise failed[1].with_traceback(None)
+        try:
+            best = await self._ask(at)
+        except Exception as error:
+            self._failed = (self.clock(), error)
+            if kept is None:
+                raise
+            logger.warning(
+                "PagerDutyOnCall: schedule %s: could not ask PagerDuty (%s); the answer read "
+                "before stands, and PagerDuty is asked again in %g s",
+                self.schedule_id,
+                error,
+                _RETRY,
+            )
+            return kept[3]
+        self._failed = None
+        if best is None:
+            self._kept = (self.clock(), at, at + timedelta(seconds=1), None)
+            return None
+        self._kept = (self.clock(), best[2], best[3], best[1])
+        return best[1]
+
+    async def _ask(self, at: datetime) -> tuple[int, str | None, datetime, datetime] | None:
+        """PagerDuty's entry at ``at`` of the lowest escalation level: its level, person,
+        start and end; ``None`` when it names nobody."""
         params: list[tuple[str, str | int | float | bool | None]] = [
             ("schedule_ids[]", self.schedule_id),
             ("since", at.astimezone(UTC).isoformat()),
@@ -190,8 +247,4 @@ class PagerDutyOnCall:
                 continue
             if best is None or level < best[0]:
                 best = (level, who, starts, ends)
-        if best is None:
-            self._kept = (time.monotonic(), at, at + timedelta(seconds=1), None)
-            return None
-        self._kept = (time.monotonic(), best[2], best[3], best[1])
-        return best[1]
+        return best
