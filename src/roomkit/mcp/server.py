@@ -39,6 +39,7 @@ from roomkit.auth.names import check_actor_name
 from roomkit.core.exceptions import HumanInputRejectedError, RequestWithdrawnError, StoreError
 from roomkit.mcp._calls import CallBook
 from roomkit.mcp._connections import Call, call_of, connection_lifespan
+from roomkit.mcp._options import check_numbers, check_state_options, tools_by_name
 from roomkit.mcp.waits import (
     StillWaiting,
     held_wait,
@@ -48,7 +49,6 @@ from roomkit.mcp.waits import (
     state_of,
     wait_key,
 )
-from roomkit.models.clock import check_deadline
 from roomkit.models.enums import ChannelType
 from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
@@ -57,7 +57,6 @@ from roomkit.tools import texts
 from roomkit.tools.human_input import HUMAN_INPUT_TOOLS, HumanInputHandler
 from roomkit.tools.human_input.question_rules import question_problem
 from roomkit.tools.validation import (
-    check_tool_schema,
     unencodable_text,
     validate_tool_arguments,
 )
@@ -145,8 +144,12 @@ class HumanInputMCPServer:
             is asked. A call frees its place when it ends, however it ends.
 
     Raises:
-        TypeError: ``handler``, ``timeout`` or ``max_open_calls`` is of the wrong kind.
-        ValueError: an argument is out of range (the message names it and what to pass).
+        TypeError: an argument is of the wrong kind (a number that is none, a bool among
+            them; ``tools``, ``state_keys`` or ``links`` of another type); the message
+            names it and what to pass.
+        ValueError: an argument is out of range (``NaN``, infinite, zero or negative
+            seconds among them), or a tool is one no client can list; the message names
+            it and what to pass.
     """
 
     def __init__(
@@ -168,24 +171,13 @@ class HumanInputMCPServer:
         check_room(room)
         if actor is not None:
             check_actor_name(actor, what="actor")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
-        # Checked here: a call would read the store's refusal of it as its own arguments'.
-        check_deadline("timeout", timeout)
-        if isinstance(max_open_calls, bool) or not isinstance(max_open_calls, int):
-            raise TypeError(f"max_open_calls must be a whole number, got {max_open_calls!r}")
-        if max_open_calls < 1:
-            raise ValueError(f"max_open_calls must be at least 1, got {max_open_calls}")
-        if not 0 < progress_interval < float("inf"):
-            raise ValueError(f"progress_interval must be positive seconds, got {progress_interval}")
-        if hold is not None:
-            if not 0 < hold < float("inf"):
-                raise ValueError(f"hold must be positive, finite seconds, got {hold}")
-            if not handler.durable:
-                raise ValueError(
-                    "hold= keeps a wait in the store between rounds: give the handler a "
-                    "durable store (SQLite, Redis, PostgreSQL), or leave hold=None"
-                )
+        check_numbers(timeout, progress_interval, hold, max_open_calls)
+        check_state_options(state_keys, links)
+        if hold is not None and not handler.durable:
+            raise ValueError(
+                "hold= keeps a wait in the store between rounds: give the handler a "
+                "durable store (SQLite, Redis, PostgreSQL), or leave hold=None"
+            )
         self.hold = hold
         self.links = links
         """Issues the answer links URL mode offers; ``None``: no URL mode."""
@@ -195,15 +187,7 @@ class HumanInputMCPServer:
         self.room = room
         self.timeout = timeout
         self.progress_interval = progress_interval
-        self._tools: dict[str, Mapping[str, Any]] = {}
-        for tool in tools:
-            name = tool["name"]
-            check_tool_schema(name, tool["parameters"])
-            if name in self._tools:
-                raise ValueError(f"tool {name!r} is given twice")
-            self._tools[name] = tool
-        if not self._tools:
-            raise ValueError("tools must name at least one tool")
+        self._tools = tools_by_name(tools)
         self.server: Server[Any] = Server(
             "roomkit",
             version=package_version(),
