@@ -11,7 +11,17 @@ import pytest
 from roomkit import Approval, HumanInputToolHandler, InvalidAnswerError, InvalidTextError, Quorum
 from roomkit.models.json_limits import MAX_APPROVERS, MAX_ID_CHARS
 from roomkit.models.pending_input import arguments_digest
-from roomkit.tools.approvals import Decision, approve, edit, read_decision, reject, respond
+from roomkit.tools.approvals import (
+    Decision,
+    Edit,
+    Reject,
+    Respond,
+    approve,
+    edit,
+    read_decision,
+    reject,
+    respond,
+)
 
 
 def test_the_builders_write_the_documented_json() -> None:
@@ -178,3 +188,40 @@ def test_a_set_of_approvers_is_sorted() -> None:
     assert Approval(approvers=set(names)).approvers == tuple(names)
     assert Approval(approvers=Quorum(2, of=frozenset(names))).approvers == tuple(names)
     assert Approval(approvers=reversed(names)).approvers == tuple(reversed(names))
+
+
+@pytest.mark.parametrize(
+    ("build", "said"),
+    [
+        (lambda: Reject("no \udc80"), r"^reason must be valid Unicode text, but holds a lone "),
+        (lambda: reject("no \udc80"), r"^reason must be valid Unicode text, but holds a lone "),
+        (lambda: Respond("no \udc80"), r"^message must be valid Unicode text, but holds a lone "),
+        (lambda: respond("no \udc80"), r"^message must be valid Unicode text, but holds a lone "),
+        (
+            lambda: Edit({"to": ["bob", "no \udc80"]}),
+            r"^an edit's arguments must be valid Unicode text, but hold a lone surrogate "
+            r"\(U\+DC80\) at character 3 of 'to\[1\]'",
+        ),
+    ],
+    ids=["Reject", "reject", "Respond", "respond", "Edit"],
+)
+def test_a_decision_holding_text_utf8_cannot_encode_is_refused_when_made(
+    build: Any, said: str
+) -> None:
+    """Named by its field, where the approval would count characters of the decision's JSON."""
+    with pytest.raises(InvalidTextError, match=said):
+        build()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"decision": "reject", "reason": "no \\udc80"}', "decision's 'reason' must be valid"),
+        ('{"decision": "respond", "result": "no \\udc80"}', "decision's 'result' must be valid"),
+        ('{"decision": "edit", "arguments": {"to": "\\udc80"}}', "arguments must be valid"),
+    ],
+    ids=["reject", "respond", "edit"],
+)
+def test_a_decision_text_whose_escapes_make_no_unicode_is_no_decision(text: str, said: str) -> None:
+    with pytest.raises(InvalidAnswerError, match=said):
+        read_decision(text)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, Self
 
+from roomkit._storable import unencodable_text
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.json_limits import arguments_problem, circular_at
 
 if TYPE_CHECKING:
@@ -149,6 +151,8 @@ class Edit(Decision):
             them: longer as JSON than 56,000 characters (a value held in several places
             counts once for each), nested more than 24 levels deep, or holding an integer
             longer than 100 characters.
+        InvalidTextError: ``arguments`` hold text UTF-8 cannot encode (a lone surrogate);
+            the message says where.
     """
 
     kind: ClassVar[Literal["edit"]] = "edit"
@@ -171,6 +175,14 @@ class Edit(Decision):
         problem = arguments_problem(arguments)
         if problem is not None:
             raise ValueError(f"an edit's arguments must fit in a request, but {problem}")
+        # Refused here, by name: the approval would refuse the decision's text, saying where
+        # in it, not where in the arguments.
+        unreadable = unencodable_text(arguments)
+        if unreadable is not None:
+            raise InvalidTextError(
+                f"an edit's arguments must be valid Unicode text, but hold {unreadable}, which "
+                "UTF-8 cannot encode: pass them as UTF-8 text"
+            )
         try:
             text = _wire({"decision": "edit", "arguments": arguments})
         except (TypeError, ValueError) as error:
@@ -201,10 +213,19 @@ class _Worded(Decision):
 
     @classmethod
     def _worded(cls, value: str) -> Self:
+        field = cls.__match_args__[0]
         if not isinstance(value, str):
             raise TypeError(f"{cls.kind}() takes {cls._what} as a str, got {type(value).__name__}")
+        unreadable = None if value.isascii() else unencodable_text(value)
+        if unreadable is not None:
+            # Refused here, by name: the approval would refuse the decision's text, counting
+            # the characters of its JSON.
+            raise InvalidTextError(
+                f"{field} must be valid Unicode text, but holds {unreadable}, which UTF-8 "
+                f"cannot encode: pass {cls._what} as UTF-8 text"
+            )
         made = str.__new__(cls, _wire({"decision": cls.kind, cls._member: value}))
-        object.__setattr__(made, cls.__match_args__[0], str(value))
+        object.__setattr__(made, field, str(value))
         return made
 
     @property
@@ -222,6 +243,7 @@ class Reject(_Worded):
 
     Raises:
         TypeError: ``reason`` is not a str.
+        InvalidTextError: ``reason`` holds text UTF-8 cannot encode (a lone surrogate).
     """
 
     kind: ClassVar[Literal["reject"]] = "reject"
@@ -241,6 +263,7 @@ class Respond(_Worded):
 
     Raises:
         TypeError: ``message`` is not a str.
+        InvalidTextError: ``message`` holds text UTF-8 cannot encode (a lone surrogate).
     """
 
     kind: ClassVar[Literal["respond"]] = "respond"

@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from roomkit._storable import unencodable_text
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.clock import check_deadline
 from roomkit.models.decisions import Approve, Decision, DecisionKind, Edit, Reject, Respond
@@ -137,6 +138,12 @@ def read_decision(text: str) -> Decision:
         key = "reason" if kind == "reject" else "result"
         if not isinstance(value[key], str):
             raise InvalidAnswerError(f"a {kind!r} decision takes {key!r} as a string")
+        unreadable = unencodable_text(value[key])
+        if unreadable is not None:  # text no store keeps: no decision it could take
+            raise InvalidAnswerError(
+                f"a {kind!r} decision's {key!r} must be valid Unicode text, but holds "
+                f"{unreadable}: send it as UTF-8 text"
+            )
         return Reject(value[key]) if kind == "reject" else Respond(value[key])
     return Approve()
 
