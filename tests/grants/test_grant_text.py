@@ -1,15 +1,18 @@
 """A grant whose tool, scope or people hold a NUL is made, covers and is revoked on every
-store (PostgreSQL text holds no NUL as it is)."""
+store (PostgreSQL text holds no NUL as it is); a scope holding text UTF-8 cannot encode is
+refused when it is made."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
 from tests.grants.conftest import HandlerMaker
 from tests.grants.test_grant_flow import PAY_SCHEMA
 
 from roomkit import PendingInputStatus
-from roomkit.policy.grants import GrantScope, approve_and_grant
+from roomkit.policy.grants import GrantRefusedError, GrantScope, approve_and_grant
 from roomkit.tools.human_input import HumanInputHandler
 
 TOOL = "pa\x00y"
@@ -64,3 +67,30 @@ async def test_a_grant_revoked_by_a_name_holding_a_nul_says_who(handlers: Handle
     assert revoked is not None
     assert revoked.revoked_by == "admin\x00"
     assert await handler.grants.list(tool=TOOL, live=True) == []
+
+
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        (
+            {"properties": {"to": {"enum": ["bob", "b\udc80"]}}},
+            "character 1 of 'properties.to.enum[1]'",
+        ),
+        ({"properties": {"t\ud800": {"maximum": 1}}}, "character 1 of a key in 'properties'"),
+        ({"required": ["to"], "description": "\udc80"}, "character 0 of 'description'"),
+        ({"properties": {"to": {"pattern": "^b\udc80$"}}}, "of 'properties.to.pattern'"),
+    ],
+    ids=["value", "key", "annotation", "pattern"],
+)
+def test_a_scope_whose_schema_holds_text_no_store_keeps_is_refused_when_made(
+    schema: dict[str, Any], where: str
+) -> None:
+    """A lone surrogate is named where it stands, not when the grant's record is refused."""
+    said = (
+        r"^the grant's schema must be valid Unicode text, but holds a lone surrogate "
+        rf"\(U\+D[0-9A-F]{{3}}\) at .*{re.escape(where)}"
+    )
+    with pytest.raises(GrantRefusedError, match=said):
+        GrantScope(expires_in=60, schema=schema)
+    with pytest.raises(GrantRefusedError, match=said):
+        GrantScope.from_json({"expires_in": 60, "schema": schema})

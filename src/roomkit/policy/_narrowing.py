@@ -21,7 +21,7 @@ from typing import Any
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from roomkit._storable import non_finite_at
+from roomkit._storable import non_finite_at, unencodable_text
 from roomkit.policy._subschemas import subschemas
 
 __all__ = ["narrowing_problem", "narrows"]
@@ -62,6 +62,13 @@ def narrowing_problem(schema: Any) -> str | None:
     number = non_finite_at(schema)
     if number is not None:
         return f"the grant's schema holds a number JSON cannot carry ({number})"
+    unreadable = unencodable_text(schema)
+    if unreadable is not None:
+        # Refused here, not when the grant is recorded: no store keeps such text.
+        return (
+            f"the grant's schema must be valid Unicode text, but holds {unreadable}, which "
+            "UTF-8 cannot encode: write it as UTF-8 text"
+        )
     shape = _shape_problem(schema)
     if shape is not None:
         return shape
