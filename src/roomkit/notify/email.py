@@ -26,6 +26,31 @@ __all__ = ["Email", "email_texts"]
 
 Security = Literal["starttls", "tls", "none"]
 
+MAX_PORT = 65535
+
+
+def _host(host: object) -> str:
+    """``host``, once it can name an SMTP server: text without spaces or control characters."""
+    if (
+        not isinstance(host, str)
+        or not host
+        or any(char.isspace() or not char.isprintable() for char in host)
+    ):
+        raise ValueError(
+            "Email(host=...) names the SMTP server, without spaces or control characters, "
+            f"e.g. 'smtp.example.com'; got {host!r}"
+        )
+    return host
+
+
+def _port(port: object) -> int:
+    """``port``, once it is a TCP port (a bool is not one)."""
+    if isinstance(port, bool) or not isinstance(port, int):
+        raise TypeError(f"Email(port=...) must be a whole number (587, 465, 25), got {port!r}")
+    if not 1 <= port <= MAX_PORT:
+        raise ValueError(f"Email(port=...) must be a port from 1 to {MAX_PORT}, got {port}")
+    return port
+
 
 def _trusting(cafile: str | os.PathLike[str]) -> ssl.SSLContext:
     try:
@@ -87,10 +112,13 @@ class Email(Mailbox):
         tls_context: the TLS settings in full, instead of ``cafile``.
 
     Raises:
-        ValueError: an argument is missing or wrong, both ``cafile`` and ``tls_context``
-            are given, ``cafile`` cannot be read as certificates, or ``timeout`` is not a
-            positive, finite number of seconds.
-        TypeError: ``timeout`` is not a number.
+        ValueError: an argument is missing or wrong (``host`` empty or holding a space or a
+            control character, ``port`` outside 1 to 65535), both ``cafile`` and
+            ``tls_context`` are given, ``cafile`` cannot be read as certificates, or
+            ``timeout`` is not a positive, finite number of seconds.
+        TypeError: ``port`` is not a whole number (a bool is not one), ``timeout`` not a
+            number, ``username``, ``password``, ``cafile`` or ``tls_context`` of another
+            type.
     """
 
     name = "email"
@@ -109,14 +137,18 @@ class Email(Mailbox):
         cafile: str | os.PathLike[str] | None = None,
         tls_context: ssl.SSLContext | None = None,
     ) -> None:
-        if not isinstance(host, str) or not host:
-            raise ValueError("Email(host=...) names the SMTP server, e.g. 'smtp.example.com'")
+        host, port = _host(host), _port(port)
         if (problem := address_problem(sender)) is not None:
             raise ValueError(
                 f"Email(sender=...) must be one email address, not {sender!r}: it {problem}"
             )
         if (username is None) != (password is None):
             raise ValueError("Email takes username and password together, or neither")
+        for option, value in (("username", username), ("password", password)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(
+                    f"Email({option}=...) must be a str or None, got {type(value).__name__}"
+                )
         chosen = security or ("tls" if port == 465 else "starttls")
         if chosen not in ("starttls", "tls", "none"):
             raise ValueError(f"Email(security=...) is 'starttls', 'tls' or 'none', not {chosen!r}")
@@ -130,6 +162,15 @@ class Email(Mailbox):
         self.retry = retry if retry is not None else Retry(first=5.0, cap=300.0)
         if cafile is not None and tls_context is not None:
             raise ValueError("Email takes cafile= or tls_context=, not both")
+        if tls_context is not None and not isinstance(tls_context, ssl.SSLContext):
+            raise TypeError(
+                "Email(tls_context=...) must be an ssl.SSLContext, got "
+                f"{type(tls_context).__name__}"
+            )
+        if cafile is not None and not isinstance(cafile, str | os.PathLike):
+            raise TypeError(
+                f"Email(cafile=...) must be the path of a PEM file, got {type(cafile).__name__}"
+            )
         self._tls_context = tls_context if cafile is None else _trusting(cafile)
 
     async def send(self, notice: Notice) -> Mapping[str, Any] | None:
