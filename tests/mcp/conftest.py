@@ -8,13 +8,15 @@ virtual clock would skip past the SDK's request timeouts.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mcp")
 
 from roomkit.testing import VirtualClockLoop
+from roomkit.tools.human_input import HumanInputHandler
 
 REAL_TIME_MODULES = {
     "test_mcp_command",
@@ -46,3 +48,16 @@ def sse_streams_stay_open() -> None:
     except ImportError:
         return
     AppStatus.should_exit = False
+
+
+@pytest.fixture
+async def durable(tmp_path: Path) -> AsyncIterator[HumanInputHandler]:
+    """A handler on a SQLite store: a request outlives its caller there."""
+    # Imported here: a test of another store runs without the sqlite extra.
+    from roomkit.stores.sqlite import SQLiteStore
+
+    store = SQLiteStore(str(tmp_path / "kit.db"))
+    handler = HumanInputHandler(store=store)
+    yield handler
+    await handler.close()
+    await store.close()

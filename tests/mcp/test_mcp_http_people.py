@@ -209,15 +209,6 @@ async def test_another_persons_session_is_not_found(tmp_path: Path) -> None:
     assert (text_of(result), result.is_error) == ("yes", False)
 
 
-@pytest.fixture
-async def durable(tmp_path: Path) -> AsyncIterator[HumanInputHandler]:
-    store = SQLiteStore(str(tmp_path / "kit.db"))
-    handler = HumanInputHandler(store=store)
-    yield handler
-    await handler.close()
-    await store.close()
-
-
 async def test_an_ai_channels_key_names_nothing_for_an_mcp_caller(
     durable: HumanInputHandler,
 ) -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from importlib.metadata import version
-from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -18,7 +16,6 @@ from roomkit.desk import issue_answer_link
 from roomkit.mcp import KEY_META, HumanInputMCPServer
 from roomkit.models.enums import ChannelType
 from roomkit.models.pending_input import PendingInputEvent
-from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools import ToolCallContext, tool_turn_context
 from roomkit.tools.human_input import HumanInputHandler, HumanInputToolHandler
 
@@ -150,15 +147,6 @@ async def test_a_timeout_no_request_can_have_is_refused_when_the_server_is_made(
     """Rather than every call reading the store's refusal as its own arguments' fault."""
     with pytest.raises(ValueError, match=r"^timeout must be a positive number of seconds, at "):
         HumanInputMCPServer(HumanInputHandler(), timeout=timeout)
-
-
-@pytest.fixture
-async def durable(tmp_path: Path) -> AsyncIterator[HumanInputHandler]:
-    store = SQLiteStore(str(tmp_path / "kit.db"))
-    handler = HumanInputHandler(store=store)
-    yield handler
-    await handler.close()
-    await store.close()
 
 
 KEYED_CALL = {

@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from roomkit.mcp import HumanInputMCPServer
-from roomkit.stores.sqlite import SQLiteStore
 from roomkit.tools.human_input import HumanInputHandler
 
 NOT_NUMBERS = ["x", True, b"5", [1]]
 OUT_OF_RANGE = [math.nan, math.inf, -math.inf, -1, 0]
-
-
-@pytest.fixture
-async def durable(tmp_path: Path) -> AsyncIterator[HumanInputHandler]:
-    store = SQLiteStore(str(tmp_path / "kit.db"))
-    handler = HumanInputHandler(store=store)
-    yield handler
-    await handler.close()
-    await store.close()
 
 
 @pytest.mark.parametrize("option", ["hold", "progress_interval"])
