@@ -208,8 +208,9 @@ def test_a_set_of_approvers_is_sorted() -> None:
 def test_a_decision_holding_text_utf8_cannot_encode_is_refused_when_made(
     build: Any, said: str
 ) -> None:
-    """Named by its field, where the approval would count characters of the decision's JSON."""
-    with pytest.raises(InvalidTextError, match=said):
+    """Named by its field, where the approval would count characters of the decision's JSON
+    (a ``ValueError``: the decisions are plain data, under the library's error tree)."""
+    with pytest.raises(ValueError, match=said):
         build()
 
 

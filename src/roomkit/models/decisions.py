@@ -22,7 +22,6 @@ import json
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, Self
 
 from roomkit._storable import unencodable_text
-from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.json_limits import arguments_problem, circular_at
 
 if TYPE_CHECKING:
@@ -151,7 +150,7 @@ class Edit(Decision):
             them: longer as JSON than 56,000 characters (a value held in several places
             counts once for each), nested more than 24 levels deep, or holding an integer
             longer than 100 characters.
-        InvalidTextError: ``arguments`` hold text UTF-8 cannot encode (a lone surrogate);
+        ValueError: ``arguments`` hold text UTF-8 cannot encode (a lone surrogate);
             the message says where.
     """
 
@@ -179,7 +178,7 @@ class Edit(Decision):
         # in it, not where in the arguments.
         unreadable = unencodable_text(arguments)
         if unreadable is not None:
-            raise InvalidTextError(
+            raise ValueError(
                 f"an edit's arguments must be valid Unicode text, but hold {unreadable}, which "
                 "UTF-8 cannot encode: pass them as UTF-8 text"
             )
@@ -220,7 +219,7 @@ class _Worded(Decision):
         if unreadable is not None:
             # Refused here, by name: the approval would refuse the decision's text, counting
             # the characters of its JSON.
-            raise InvalidTextError(
+            raise ValueError(
                 f"{field} must be valid Unicode text, but holds {unreadable}, which UTF-8 "
                 f"cannot encode: pass {cls._what} as UTF-8 text"
             )
@@ -243,7 +242,7 @@ class Reject(_Worded):
 
     Raises:
         TypeError: ``reason`` is not a str.
-        InvalidTextError: ``reason`` holds text UTF-8 cannot encode (a lone surrogate).
+        ValueError: ``reason`` holds text UTF-8 cannot encode (a lone surrogate).
     """
 
     kind: ClassVar[Literal["reject"]] = "reject"
@@ -263,7 +262,7 @@ class Respond(_Worded):
 
     Raises:
         TypeError: ``message`` is not a str.
-        InvalidTextError: ``message`` holds text UTF-8 cannot encode (a lone surrogate).
+        ValueError: ``message`` holds text UTF-8 cannot encode (a lone surrogate).
     """
 
     kind: ClassVar[Literal["respond"]] = "respond"
