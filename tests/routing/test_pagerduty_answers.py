@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -128,3 +129,57 @@ async def test_pagerduty_failing_at_first_fails_each_lookup_at_once_until_the_re
         with pytest.raises(httpx.HTTPStatusError, match="502"):
             await source.on_call_at(MOMENT)
         assert len(served) == 2
+
+
+@pytest.mark.parametrize("status", [200, 503])
+async def test_lookups_at_the_same_time_share_one_read(status: int) -> None:
+    """Lookups arriving while PagerDuty is read wait on that read, its answer or its failure
+    theirs too, where each sent its own request (and, PagerDuty hanging, each waited 10 s)."""
+    served: list[str] = []
+    arrived = asyncio.Event()
+    release = asyncio.Event()
+
+    async def oncalls(request: web.Request) -> web.Response:
+        served.append(request.path)
+        arrived.set()
+        await release.wait()
+        if status != 200:
+            return web.Response(status=status, text="down for maintenance")
+        return web.json_response({"oncalls": [ENTRY]})
+
+    async with serving("/oncalls", oncalls) as base:
+        source = PagerDutyOnCall("tok-123", "PSCHED1", base_url=base, clock=Seconds())
+        lookups = [
+            asyncio.create_task(source.on_call_at(MOMENT + timedelta(seconds=second)))
+            for second in range(8)
+        ]
+        await arrived.wait()
+        release.set()
+        answers = await asyncio.gather(*lookups, return_exceptions=True)
+    if status == 200:
+        assert answers == ["bob@example.com"] * 8
+    else:
+        assert all(isinstance(answer, httpx.HTTPStatusError) for answer in answers)
+    assert served == ["/oncalls"]
+
+
+async def test_a_lookup_past_the_shift_a_shared_read_found_reads_again() -> None:
+    served: list[str] = []
+    arrived = asyncio.Event()
+    release = asyncio.Event()
+
+    async def oncalls(request: web.Request) -> web.Response:
+        served.append(request.query["since"])
+        arrived.set()
+        await release.wait()
+        return web.json_response({"oncalls": [ENTRY]})
+
+    async with serving("/oncalls", oncalls) as base:
+        source = PagerDutyOnCall("tok-123", "PSCHED1", base_url=base, clock=Seconds())
+        today = asyncio.create_task(source.on_call_at(MOMENT))
+        later = asyncio.create_task(source.on_call_at(MOMENT + timedelta(days=2)))
+        await arrived.wait()
+        release.set()
+        assert await today == "bob@example.com"
+        assert await later is None
+    assert served == [MOMENT.isoformat(), (MOMENT + timedelta(days=2)).isoformat()]

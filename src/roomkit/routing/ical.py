@@ -40,6 +40,7 @@ from roomkit.routing._ical_rules import (
     unreadable_times,
 )
 from roomkit.routing._ical_zones import MAX_TRANSITIONS, zoned
+from roomkit.routing._shared import joined
 
 __all__ = ["MAX_STEPS", "MAX_TRANSITIONS", "ICalOnCall"]
 
@@ -122,7 +123,7 @@ class ICalOnCall:
         # The calendar read last, with its shifts prepared for lookups.
         self._prepared: tuple[Any, Any] | None = None
         # The read and preparation under way, which every lookup meanwhile waits on.
-        self._preparing: asyncio.Future[Any] | None = None
+        self._preparing: asyncio.Task[Any] | None = None
         self._read_at = 0.0
         self._failed: tuple[float, Exception] | None = None
         self._stamp: tuple[int, ...] | None = None
@@ -341,12 +342,8 @@ class ICalOnCall:
         thread it could not be stopped, and a large schedule, read and prepared afresh by
         each lookup, would never be ready while the threads of those given up piled up.
         """
-        loop = asyncio.get_running_loop()
-        preparing = self._preparing
-        if preparing is None or preparing.done() or preparing.get_loop() is not loop:
-            preparing = self._preparing = loop.create_task(self._prepare())
-            preparing.add_done_callback(_retrieved)
-        return await asyncio.shield(preparing)
+        self._preparing, _ = joined(self._preparing, self._prepare)
+        return await asyncio.shield(self._preparing)
 
     async def _prepare(self) -> Any:
         calendar = await self._load()
@@ -398,10 +395,3 @@ def _stamp(status: os.stat_result) -> tuple[int, ...]:
     finished within the same tick of the clock; its size, its inode (a file renamed over it)
     and its change time (which no copy keeps) do."""
     return (status.st_mtime_ns, status.st_ctime_ns, status.st_size, status.st_ino, status.st_dev)
-
-
-def _retrieved(task: asyncio.Future[Any]) -> None:
-    """Take the failure of a read every lookup waiting on gave up, so that it is not
-    reported as never retrieved: the next lookup reads again, or meets the failure."""
-    if not task.cancelled():
-        task.exception()

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
+from roomkit.routing._shared import joined
 
 __all__ = ["PagerDutyOnCall"]
 
@@ -147,46 +148,66 @@ class PagerDutyOnCall:
         self._kept: tuple[float, datetime, datetime, str | None] | None = None
         # The last read's failure and when it came, until a read succeeds.
         self._failed: tuple[float, Exception] | None = None
+        # The read under way, which lookups meanwhile wait on rather than asking again.
+        self._reading: asyncio.Task[tuple[float, datetime, datetime, str | None]] | None = None
 
     async def on_call_at(self, at: datetime) -> str | None:
         """The person on call at ``at`` in the schedule; ``None`` when nobody is.
+
+        Lookups meanwhile share a read under way: PagerDuty is asked once, not once by each,
+        and the read goes on when a lookup waiting on it gives up (the routing's bound).
 
         Raises:
             TimeoutError, ValueError, httpx.HTTPError: PagerDuty could not be read, now or
                 in the last 30 s, and no answer read before stands.
         """
-        now = self.clock()
-        kept = self._kept
-        if kept is None or not kept[1] <= at < kept[2] or now - kept[0] >= _STALE:
-            kept = None
-        elif now - kept[0] < self.refresh:
-            return kept[3]
-        failed = self._failed
-        if failed is not None and now - failed[0] < _RETRY:
-            # Not asked again at each routing, which would wait up to 10 s on it every time.
-            if kept is not None:
+        while True:
+            now = self.clock()
+            kept = self._kept
+            if kept is None or not kept[1] <= at < kept[2] or now - kept[0] >= _STALE:
+                kept = None
+            elif now - kept[0] < self.refresh:
                 return kept[3]
-            raise failed[1].with_traceback(None)
+            failed = self._failed
+            if failed is not None and now - failed[0] < _RETRY:
+                # Not asked again at each routing, which would wait up to 10 s on it every time.
+                if kept is not None:
+                    return kept[3]
+                raise failed[1].with_traceback(None)
+            reading, mine = joined(self._reading, lambda: self._read(at))
+            self._reading = reading
+            try:
+                read = await asyncio.shield(reading)
+            except Exception as error:
+                if kept is None:
+                    raise
+                if mine:
+                    logger.warning(
+                        "PagerDutyOnCall: schedule %s: could not ask PagerDuty (%s); the answer "
+                        "read before stands, and PagerDuty is asked again in %g s",
+                        self.schedule_id,
+                        error,
+                        _RETRY,
+                    )
+                return kept[3]
+            if read[1] <= at < read[2]:
+                return read[3]
+            # Another lookup's read, for a moment past the shift it found: this one reads.
+
+    async def _read(self, at: datetime) -> tuple[float, datetime, datetime, str | None]:
+        """Ask PagerDuty about ``at`` and keep the answer (or the failure): when it was read,
+        the span it holds for, and the person."""
         try:
             best = await self._ask(at)
         except Exception as error:
             self._failed = (self.clock(), error)
-            if kept is None:
-                raise
-            logger.warning(
-                "PagerDutyOnCall: schedule %s: could not ask PagerDuty (%s); the answer read "
-                "before stands, and PagerDuty is asked again in %g s",
-                self.schedule_id,
-                error,
-                _RETRY,
-            )
-            return kept[3]
+            raise
         self._failed = None
         if best is None:
             self._kept = (self.clock(), at, at + timedelta(seconds=1), None)
-            return None
-        self._kept = (self.clock(), best[2], best[3], best[1])
-        return best[1]
+        else:
+            self._kept = (self.clock(), best[2], best[3], best[1])
+        return self._kept
 
     async def _ask(self, at: datetime) -> tuple[int, str | None, datetime, datetime] | None:
         """PagerDuty's entry at ``at`` of the lowest escalation level: its level, person,

@@ -1,0 +1,37 @@
+"""One read at a time, shared by the lookups that arrive while it is under way.
+
+An on-call source reads its schedule (a feed, a file, PagerDuty) when a lookup needs it;
+lookups meanwhile wait on that read rather than each starting their own, and the read goes on
+when a lookup waiting on it gives up (the routing's bound), so that a slow source is not read
+afresh, and waited on again, by every lookup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["joined"]
+
+T = TypeVar("T")
+
+
+def joined(
+    under_way: asyncio.Task[T] | None, start: Callable[[], Coroutine[Any, Any, T]]
+) -> tuple[asyncio.Task[T], bool]:
+    """The read ``under_way`` on this event loop, or a new one of ``start()``; and whether it
+    is new. Await it through :func:`asyncio.shield`, so that giving up leaves it running."""
+    loop = asyncio.get_running_loop()
+    if under_way is not None and not under_way.done() and under_way.get_loop() is loop:
+        return under_way, False
+    task = loop.create_task(start())
+    task.add_done_callback(_retrieved)
+    return task, True
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Take the failure of a read every lookup waiting on gave up, so that it is not
+    reported as never retrieved: the next lookup reads again, or meets the failure."""
+    if not task.cancelled():
+        task.exception()
