@@ -40,6 +40,14 @@ def test_an_ai_channel_refuses_a_tool_name_providers_refuse(name: str) -> None:
         AIChannel("agent", provider=MockAIProvider(), tools=[LOOKUP, named(name)])
 
 
+def test_a_long_name_is_quoted_cut_short() -> None:
+    """A 5,000-character name makes no 5,000-character message (nor log line)."""
+    with pytest.raises(ValueError, match=re.escape("Tool 'xxx")) as refused:
+        AIChannel("agent", provider=MockAIProvider(), tools=[named("x" * 5000)])
+    assert RULE in str(refused.value)
+    assert len(str(refused.value)) < 300
+
+
 @pytest.mark.parametrize("name", TAKEN)
 def test_a_name_providers_take_is_offered(name: str) -> None:
     channel = AIChannel("agent", provider=MockAIProvider(), tools=[named(name)])

@@ -43,6 +43,7 @@ from roomkit._storable import (
     path_text,
     unencodable_text,
 )
+from roomkit.models.shown import shown
 from roomkit.tools._schema_patterns import PatternTimeout, bounded, search
 
 __all__ = [
@@ -155,7 +156,7 @@ def check_tool_name(name: str) -> None:
     problem = tool_name_problem(name)
     if problem is not None:
         raise ValueError(
-            f"Tool {name!r}: {problem} and refuse a request offering any other: rename it"
+            f"Tool {shown(name)}: {problem} and refuse a request offering any other: rename it"
         )
 
 
@@ -173,7 +174,7 @@ def check_tool_schema(name: str, parameters: Mapping[str, Any]) -> None:
     """
     problem = tool_schema_problem(parameters)
     if problem is not None:
-        raise ValueError(f"Tool {name!r}: {problem}")
+        raise ValueError(f"Tool {shown(name)}: {problem}")
 
 
 def tool_schema_problem(parameters: Mapping[str, Any]) -> str | None:
