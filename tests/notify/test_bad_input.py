@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import socket
 from collections.abc import Mapping
 from typing import Any
@@ -12,7 +13,17 @@ import pytest
 from tests.notify.receiver import SECRET
 from tests.notify.recorder import Recorder
 
-from roomkit.notify import Directory, Email, Notice, Notifier, Person, Retry, Webhook
+from roomkit.notify import (
+    Directory,
+    Email,
+    Notice,
+    Notifier,
+    Ntfy,
+    Person,
+    Retry,
+    Slack,
+    Webhook,
+)
 from roomkit.tools.human_input import HumanInputHandler
 
 
@@ -108,6 +119,36 @@ def test_bad_surface_settings_are_refused_saying_what_to_do() -> None:
         Email("smtp.example.com", sender="a@example.com, b@example.com")
     with pytest.raises(ValueError, match="two surfaces are named"):
         Notifier(HumanInputHandler(), [Recorder(), Recorder()])
+
+
+SURFACES_OF_URLS = {
+    "Webhook(url=...)": lambda url: Webhook(url, SECRET),
+    "Ntfy(server=...)": lambda url: Ntfy(url, "approvals-{actor}"),
+    "Slack(base_url=...)": lambda url: Slack("xoxb-1", "signing", base_url=url),
+}
+
+
+@pytest.mark.parametrize("what", SURFACES_OF_URLS)
+@pytest.mark.parametrize(
+    ("url", "port"), [("https://h:99999/", "99999"), ("https://h:x/", "x"), ("http://h:0/", "0")]
+)
+def test_a_url_whose_port_is_none_is_refused_naming_the_parameter(
+    what: str, url: str, port: str
+) -> None:
+    """A port out of range or no number raised urllib's bare ValueError naming neither the
+    parameter nor the port (or, at Slack, failed each delivery); port 0 went to 443 or 80."""
+    with pytest.raises(ValueError, match=re.escape(f"{what} names the port '{port}' in 'h:")):
+        SURFACES_OF_URLS[what](url)
+
+
+@pytest.mark.parametrize("what", SURFACES_OF_URLS)
+def test_a_url_no_parser_reads_is_refused_naming_the_parameter(what: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(f"{what} is no URL (Invalid IPv6 URL)")):
+        SURFACES_OF_URLS[what]("https://[::1/")
+    with pytest.raises(
+        ValueError, match=re.escape(f"{what} must be an http:// or https:// URL naming a host")
+    ):
+        SURFACES_OF_URLS[what]("https:///hooks")
 
 
 class GaveUp(logging.Handler):

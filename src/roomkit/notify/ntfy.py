@@ -35,7 +35,7 @@ from urllib.parse import quote, urlsplit
 
 from roomkit.models.clock import positive_seconds
 from roomkit.notify._header_values import token_of
-from roomkit.notify._http import Origin
+from roomkit.notify._http import Origin, http_url
 from roomkit.notify._phone import answers_of, lines_of, link_token
 from roomkit.notify._quiet import quiet_of, server_of
 from roomkit.notify.retry import Retry
@@ -172,8 +172,9 @@ class Ntfy:
             surface's).
 
     Raises:
-        ValueError: a server that is not an ``http(s)://`` URL, names a user and password, or
-            holds a query or a fragment;
+        ValueError: a server that is not an ``http(s)://`` URL, names no host, a port that
+            is no number from 1 to 65535, or a user and password, or holds a query or a
+            fragment;
             a template without ``{actor}``, or whose own text no topic may hold (a ``/``, a
             space, a ``.``: only letters, digits, ``-`` and ``_``, at most 64 in all);
             a token that is not one (empty, or holding a space, a line break or a letter
@@ -196,8 +197,7 @@ class Ntfy:
         name: str = "ntfy",
     ) -> None:
         self.name = surface_name(name, what="Ntfy(name=...)", example="ntfy")
-        if not isinstance(server, str) or not server.startswith(("http://", "https://")):
-            raise ValueError(f"Ntfy(server=...) must be an http:// or https:// URL, not {server!r}")
+        server = http_url(server, "Ntfy(server=...)")
         if "@" in urlsplit(server).netloc:
             # It would be dropped, and the password written in every error about the server.
             raise ValueError(

@@ -23,6 +23,7 @@ with requires_extra("roomkit.notify.slack", "slack"):
     from slack_sdk.web.async_client import AsyncWebClient
 
 from roomkit.notify._header_values import token_of
+from roomkit.notify._http import http_url
 from roomkit.notify._push_services import retry_after
 from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks
 from roomkit.notify.surface import DeliveryError, Notice, Person
@@ -67,7 +68,8 @@ class Slack:
     Raises:
         ValueError: an empty token, signing secret or channel; a token or signing secret
             holding a space, a line break, a control character or a letter outside ASCII; a
-            team that is not a Slack id (ASCII letters and digits).
+            team that is not a Slack id (ASCII letters and digits); a ``base_url`` that is
+            not an ``http(s)://`` URL naming a host (and a port from 1 to 65535, if any).
     """
 
     name = "slack"
@@ -94,6 +96,7 @@ class Slack:
                 f"Slack(team=...) is the id of the app's Slack workspace (T0123ABCD) or None, "
                 f"got {team!r}"
             )
+        base_url = http_url(base_url, "Slack(base_url=...)")
         self.signing_secret = signing_secret
         self.channel = channel
         self.team = team

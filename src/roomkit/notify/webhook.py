@@ -24,7 +24,7 @@ with requires_extra("roomkit.notify.Webhook", "notify"):
     from standardwebhooks import Webhook as _Signer
 
 from roomkit.notify._header_values import header_name_problem, header_value_problem
-from roomkit.notify._http import Origin
+from roomkit.notify._http import Origin, http_url
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 
@@ -140,7 +140,8 @@ class Webhook:
             surface's); give each webhook its own.
 
     Raises:
-        ValueError: a URL that is not ``http(s)://``; a secret not in its ``whsec_`` form;
+        ValueError: a URL that is not ``http(s)://``, names no host, or a port that is no
+            number from 1 to 65535; a secret not in its ``whsec_`` form;
             a header whose name is not one, that the webhook sets itself (``content-type``,
             ``webhook-id``, ...), or whose value holds a line break, a control character
             or a letter outside ASCII; a ``timeout`` that is not a positive, finite number of
@@ -161,8 +162,7 @@ class Webhook:
         name: str = "webhook",
     ) -> None:
         self.name = surface_name(name, what="Webhook(name=...)", example="webhook")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError(f"Webhook(url=...) must be an http:// or https:// URL, not {url!r}")
+        url = http_url(url, "Webhook(url=...)")
         if not isinstance(secret, str) or not secret.startswith("whsec_"):
             raise ValueError(
                 "Webhook(secret=...) takes the signing secret in its 'whsec_<base64>' form; "
