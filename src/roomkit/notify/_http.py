@@ -30,9 +30,8 @@ def http_url(url: object, what: str) -> str:
     1 to 65535 if any.
 
     Raises:
-        ValueError: naming ``what`` (``"Webhook(url=...)"``) and saying what to give; a URL
-            the standard library cannot read, or whose port is no number, raised a bare
-            ``ValueError`` naming neither, and a port of 0 went to the scheme's own.
+        ValueError: naming ``what`` (``"Webhook(url=...)"``) and saying what to give, where
+            ``urlsplit`` names neither (and takes port 0, which connects to no server).
     """
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise ValueError(f"{what} must be an http:// or https:// URL, not {shown(url)}")
