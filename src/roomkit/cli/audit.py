@@ -83,12 +83,20 @@ def export(args: argparse.Namespace) -> int:
         entries = [_parsed(text) for _, text in chain.rows]
         if args.room is not None and (not entries or entries[0].get("room") != args.room):
             return
-        for (seq, _), entry in zip(chain.rows, entries, strict=True):
-            if since is not None and not _at_or_after(entry, since):
-                continue
-            _line(out, {"entry": entry, "request": chain.pending_id, "seq": seq})
+        try:
+            for (seq, _), entry in zip(chain.rows, entries, strict=True):
+                if since is not None and not _at_or_after(entry, since):
+                    continue
+                _line(out, {"entry": entry, "request": chain.pending_id, "seq": seq})
+        except OSError as error:
+            raise _OutputFailed(error) from error
 
-    report, checkpoints = _run(args.store, keys, lambda trail: _checked(trail, keys, write))
+    try:
+        report, checkpoints = _run(args.store, keys, lambda trail: _checked(trail, keys, write))
+    except _OutputFailed as failed:
+        # Written while the store's stream is open, whose faults are the store's: a closed
+        # pipe or a full disk goes to the command's own handling of its output instead.
+        raise failed.error from None
     for stored in checkpoints:
         body = _parsed(stored.text)
         if since is not None and not _at_or_after(body, since):
@@ -97,6 +105,14 @@ def export(args: argparse.Namespace) -> int:
     for problem in report.problems:
         print(f"roomkit: {problem}", file=sys.stderr)
     return 1 if report.problems else 0
+
+
+class _OutputFailed(Exception):
+    """Writing the export failed while the store's stream was open."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 async def _checked(

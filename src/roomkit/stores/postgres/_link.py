@@ -49,6 +49,7 @@ __all__ = [
     "check_schema_name",
     "describe",
     "migrate",
+    "silenced",
     "version_table",
 ]
 
@@ -68,6 +69,30 @@ gives up, and the next call that needs a connection starts a new attempt at once
 psycopg_pool's default (five minutes, waiting 1, 2, 4, 8 s ... between tries), a store whose
 server was away 10 s could stay unavailable for up to 10 s after it came back."""
 LOST = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
+
+
+@asynccontextmanager
+async def silenced(db: AsyncConnection[Any], limit: float) -> AsyncIterator[None]:
+    """A block of calls on ``db`` bound to ``limit`` seconds (:class:`Silence`).
+
+    Raises:
+        TimeoutError: the server did not answer within ``limit`` seconds on the open
+            connection (frozen, or cut off with no reset): the connection is dropped before
+            its ROLLBACK, which would wait as long, and the call left in doubt.
+    """
+    silence = Silence(db, limit)
+    try:
+        async with asyncio.timeout(None) as cut:
+            silence.start(cut)
+            try:
+                yield
+            finally:
+                silence.stop()
+    except LOST as error:
+        if not silence.struck:
+            raise
+        drop(db)
+        raise TimeoutError(f"no answer within {limit:g} s on an open connection") from error
 
 
 class Link:
@@ -314,26 +339,8 @@ class Link:
             self._recheck()
             raise self.unavailable(error) from error
         try:
-            async with db:
-                limit = SILENCE if bound is None else bound
-                silence = Silence(db, limit)
-                try:
-                    async with asyncio.timeout(None) as cut:
-                        silence.start(cut)
-                        try:
-                            yield db
-                        finally:
-                            silence.stop()
-                except LOST as error:
-                    if not silence.struck:
-                        raise
-                    # The server stopped answering on an open connection (frozen, or cut
-                    # off with no reset): the connection is dropped before its ROLLBACK,
-                    # which would wait as long, and the call left in doubt.
-                    drop(db)
-                    raise TimeoutError(
-                        f"no answer within {limit:g} s on an open connection"
-                    ) from error
+            async with db, silenced(db, SILENCE if bound is None else bound):
+                yield db
         except psycopg.errors.InsufficientPrivilege as error:
             raise self.refused(error, db, making=False) from error
         except psycopg.errors.ProgramLimitExceeded as error:

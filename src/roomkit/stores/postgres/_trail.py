@@ -20,6 +20,7 @@ the head signed, and each counts only the heads it wrote.
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -40,7 +41,7 @@ from roomkit.stores._trail import (
     stored_head,
 )
 from roomkit.stores._trail_check import unsigned_heads
-from roomkit.stores.postgres._link import Link
+from roomkit.stores.postgres._link import SILENCE, Link, silenced
 from roomkit.stores.postgres._schema import Statements, read_back
 
 __all__ = ["PostgresTrail"]
@@ -138,15 +139,18 @@ class PostgresTrail:
     async def stream(self, *, page: int = PAGE) -> AsyncIterator[TrailPages]:
         """The chains, heads and checkpoints, ``page`` chains at a time, as one snapshot of
         the database: every page is read in the one ``REPEATABLE READ`` transaction that
-        read the checkpoints. What it holds besides a page is each request's id."""
+        read the checkpoints. What it holds besides a page is each request's id.
+
+        The connection is held as long as the reader takes over the pages (an export written
+        to a slow pipe); the server's silence is bounded per read (:data:`SILENCE` for the
+        ids, and again for each page), not over the whole stream."""
         await self._ready()
-        async with self._link.connection() as db, db.transaction():
-            await db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            checkpoints = await (await db.execute(self._all_checkpoints)).fetchall()
-            ids = sorted(
-                str(pending_id)
-                for (pending_id,) in await (await db.execute(self._all_ids)).fetchall()
-            )
+        async with self._link.connection(bound=math.inf) as db, db.transaction():
+            async with silenced(db, SILENCE):
+                await db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                checkpoints = await (await db.execute(self._all_checkpoints)).fetchall()
+                rows = await (await db.execute(self._all_ids)).fetchall()
+            ids = sorted(str(pending_id) for (pending_id,) in rows)
             trail = self.anchoring.read(Trail.from_rows((), (), checkpoints))
             yield TrailPages(trail.checkpoints, set(), self._pages(db, ids, page))
 
@@ -156,8 +160,9 @@ class PostgresTrail:
         """The chains and heads of ``ids``, in their order, ``page`` at a time."""
         for first in range(0, len(ids), page):
             batch = ids[first : first + page]
-            history = await (await db.execute(self._page_history, (batch,))).fetchall()
-            heads = await (await db.execute(self._page_heads, (batch,))).fetchall()
+            async with silenced(db, SILENCE):
+                history = await (await db.execute(self._page_history, (batch,))).fetchall()
+                heads = await (await db.execute(self._page_heads, (batch,))).fetchall()
             texts = [(pending_id, seq, read_back(text)) for pending_id, seq, text in history]
             part = Trail.from_rows(texts, heads, ())
             yield list(part.chain_reads(batch))

@@ -158,7 +158,9 @@ class SQLiteTrail:
         """The chains, heads and checkpoints, ``page`` chains at a time, as one snapshot of
         the file: every page is read in the one read transaction that read the checkpoints.
         What it holds besides a page is each request's id. The store's connection is held
-        until the stream ends: this store's writes wait for it (another process's do not)."""
+        until the stream ends: every call on this store (a read as much as a write) waits
+        for it, so none may be awaited inside the stream, which would wait for ever; another
+        store on the file (another process's) is not held up."""
         async with self._session() as db:
             try:
                 await db.execute_fetchall("BEGIN")

@@ -232,3 +232,20 @@ def test_the_readmes_audit_commands_run_as_written(
     exported = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert len([line for line in exported if "entry" in line]) == 6
     assert [line["n"] for line in exported if "checkpoint" in line] == [0]
+
+
+def test_an_export_whose_output_fails_says_so_not_that_the_store_failed(place: Place) -> None:
+    """The export writes while the store's read is open: a full disk is the output's fault,
+    told as such, not the store's."""
+    fill(place)
+    with open("/dev/full", "w") as full:  # every write: ENOSPC
+        done = subprocess.run(
+            [sys.executable, "-m", "roomkit.cli", "audit", "export", "--store", place.url],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    assert "cannot write the output (No space left on device)" in done.stderr
+    assert "Could not read the trail" not in done.stderr

@@ -13,12 +13,17 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
+from tests.postgres_server import PostgresServer
 from tests.tools.human_input.stores.test_trail_tampering import place
 from tests.tools.human_input.stores.trail_places import (
+    KEY,
     KEYS,
     MemoryPlace,
     Place,
+    PostgresPlace,
     fill,
+    postgres_database,
     read_trail,
 )
 
@@ -31,6 +36,7 @@ from roomkit.stores import (
     check_trail,
 )
 from roomkit.stores._trail import Checkpoint
+from roomkit.stores.postgres import _link as postgres_link
 
 __all__ = ["place"]
 
@@ -112,3 +118,27 @@ def test_a_checkpoint_written_while_the_chains_are_read_is_not_taken_for_a_delet
     report = asyncio.run(work())
     assert report.problems == []
     assert report.chains == 3
+
+
+def test_a_postgres_stream_read_slowly_is_bounded_per_page_not_over_the_whole(
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export written to a slow pipe holds the stream's connection longer than a call of
+    the store may take: the server's silence is bounded per page read, so the pages after a
+    slow reader's pause still come (the connection was hung up once its first block's bound
+    was up)."""
+    monkeypatch.setenv("ROOMKIT_AUDIT_KEY", KEY)
+    place = PostgresPlace(postgres_database(postgres_server.dsn))
+    fill(place)
+    monkeypatch.setattr(postgres_link, "SILENCE", 0.2)  # a call's bound, by default
+
+    async def work() -> int:
+        async with opened(place) as (trail, _):
+            read_pages = 0
+            async with trail.stream(page=1) as read:
+                async for _chains in read.pages:
+                    read_pages += 1
+                    await asyncio.sleep(0.4)  # a reader slower than that bound
+            return read_pages
+
+    assert asyncio.run(work()) == 2
