@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from roomkit.mcp import HumanInputMCPServer
+from roomkit.mcp.waits import state_key
 from roomkit.tools.human_input import HumanInputHandler
 
 NOT_NUMBERS = ["x", True, b"5", [1]]
@@ -100,3 +101,17 @@ async def test_keys_and_links_of_another_kind_are_refused(
 async def test_the_numbers_the_command_passes_are_taken(durable: HumanInputHandler) -> None:
     server = HumanInputMCPServer(durable, hold=20, progress_interval=0.5, timeout=60)
     assert (server.hold, server.progress_interval, server.timeout) == (20, 0.5, 60)
+
+
+async def test_keys_given_as_a_generator_are_taken_whole(durable: HumanInputHandler) -> None:
+    """Read once by the check, and all of them handed to the state boundary."""
+    key = state_key(b"s" * 40)
+    server = HumanInputMCPServer(durable, hold=5, state_keys=(k for k in [key]))
+    assert server.hold == 5
+
+
+async def test_a_refusal_of_the_keys_never_quotes_them(durable: HumanInputHandler) -> None:
+    secret = b"a-secret-never-shown-0123456789ab"
+    with pytest.raises(TypeError, match="got a list holding int") as refused:
+        HumanInputMCPServer(durable, hold=5, state_keys=[secret, 5])  # type: ignore[list-item]
+    assert "a-secret" not in str(refused.value)

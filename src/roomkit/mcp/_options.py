@@ -43,27 +43,37 @@ def check_numbers(
         raise ValueError(f"max_open_calls must be at least 1, got {max_open_calls}")
 
 
-def check_state_options(state_keys: object, links: object) -> None:
-    """Refuse ``state_keys`` that are no list of keys, and ``links`` that issue no links.
+def check_state_options(state_keys: object, links: object) -> list[bytes] | None:
+    """``state_keys`` as a list (read once: a generator is taken whole), after refusing
+    ``state_keys`` that are no list of keys and ``links`` that issue no links.
 
-    The keys' length is the SDK's to check, when ``hold`` puts them to use.
+    The keys' length is the SDK's to check, when ``hold`` puts them to use. A refusal never
+    quotes the keys, which are secrets.
 
     Raises:
         TypeError: naming the argument and what to pass.
     """
-    if state_keys is not None and (
-        isinstance(state_keys, str | bytes | bytearray | Mapping)
-        or not isinstance(state_keys, Iterable)
-        or not all(isinstance(key, bytes | bytearray | str) for key in state_keys)
-    ):
-        raise TypeError(
-            "state_keys must be a list of keys (bytes, each 32 or more: "
-            f"roomkit.mcp.waits.state_key(secret) makes one), or None, got {state_keys!r}"
-        )
+    keys: list[Any] | None = None
+    if state_keys is not None:
+        if isinstance(state_keys, str | bytes | bytearray | Mapping) or not isinstance(
+            state_keys, Iterable
+        ):
+            raise TypeError(_NO_KEYS.format(type(state_keys).__name__))
+        keys = list(state_keys)
+        for key in keys:
+            if not isinstance(key, bytes | bytearray | str):
+                raise TypeError(_NO_KEYS.format(f"a list holding {type(key).__name__}"))
     if links is not None and not isinstance(links, AnswerLinks):
         raise TypeError(
             f"links must be the desk's AnswerLinks (roomkit.notify.links), or None, got {links!r}"
         )
+    return keys
+
+
+_NO_KEYS = (
+    "state_keys must be a list of keys (bytes, each 32 or more: "
+    "roomkit.mcp.waits.state_key(secret) makes one), or None, got {}"
+)
 
 
 def tools_by_name(tools: object) -> dict[str, Mapping[str, Any]]:

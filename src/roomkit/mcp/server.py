@@ -172,16 +172,16 @@ class HumanInputMCPServer:
         if actor is not None:
             check_actor_name(actor, what="actor")
         check_numbers(timeout, progress_interval, hold, max_open_calls)
-        check_state_options(state_keys, links)
+        keys = check_state_options(state_keys, links)
         if hold is not None and not handler.durable:
             raise ValueError(
                 "hold= keeps a wait in the store between rounds: give the handler a "
                 "durable store (SQLite, Redis, PostgreSQL), or leave hold=None"
             )
         self.hold = hold
+        """Seconds one round of a call is held on a 2026-07-28 client; ``None``: no rounds."""
         self.links = links
         """Issues the answer links URL mode offers; ``None``: no URL mode."""
-        """Seconds one round of a call is held on a 2026-07-28 client; ``None``: no rounds."""
         self.handler = handler
         self.actor = actor
         self.room = room
@@ -204,7 +204,7 @@ class HumanInputMCPServer:
         self._calls = CallBook(handler, max_open_calls)
         self.server.middleware.append(self._calls.withdraw_cancelled)
         if hold is not None:
-            self.server.middleware.append(state_boundary(state_keys, self._actor_of))
+            self.server.middleware.append(state_boundary(keys, self._actor_of))
         self.max_open_calls = max_open_calls
         """The calls one connection may hold open at once."""
 
