@@ -118,12 +118,13 @@ async def _base_url(process: asyncio.subprocess.Process) -> str:
     return found.group(1)
 
 
-async def _json_desk(tmp_path: Path, database: Path) -> asyncio.subprocess.Process:
-    """``roomkit desk --log-format json`` on ``database``, in a process of its own."""
+async def _json_desk(tmp_path: Path, database: Path, *options: str) -> asyncio.subprocess.Process:
+    """``roomkit desk --log-format json`` on ``database`` (and ``options``), in a process of
+    its own."""
     environment = {**os.environ, "PYTHONUNBUFFERED": "1", "ROOMKIT_DESK_SECRET": SECRET}
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "roomkit.cli", "desk", "--port", "0", "--log-format", "json",
-        "--data-dir", str(tmp_path / "data"), "--store", f"sqlite:///{database}",
+        "--data-dir", str(tmp_path / "data"), "--store", f"sqlite:///{database}", *options,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=environment,
     )  # fmt: skip
 
@@ -164,10 +165,14 @@ async def test_roomkit_desk_logs_each_event_as_a_json_line(tmp_path: Path) -> No
     assert desk.returncode == 0
 
 
-async def test_json_logs_hold_only_json_when_the_desk_makes_its_store(tmp_path: Path) -> None:
-    """The new-store notice is a JSON line too, and no line carries terminal colour codes."""
+@pytest.mark.parametrize("options", [(), ("--log-level", "error")], ids=["default", "error"])
+async def test_json_logs_hold_only_json_when_the_desk_makes_its_store(
+    tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    """The new-store notice is a JSON line too (whatever ``--log-level`` lets through, as
+    the text notice is always printed), and no line carries terminal colour codes."""
     database = tmp_path / "new.db"
-    desk = await _json_desk(tmp_path, database)
+    desk = await _json_desk(tmp_path, database, *options)
     try:
         await _base_url(desk)
     finally:

@@ -135,9 +135,23 @@ def serve(args: argparse.Namespace) -> int:
                     "mcp ask here only with the same --store"
                 )
                 if args.log_format == "json":
-                    # stderr holds JSON lines only: the notice is one of them.
-                    logging.getLogger("roomkit.desk").warning(
-                        notice, extra={"event": "store_created", "path": str(new_file)}
+                    # stderr holds JSON lines only: the notice is one of them, a warning
+                    # handed to the handlers whatever --log-level passes, as the text notice
+                    # is always printed.
+                    desk_log = logging.getLogger("roomkit.desk")
+                    extra = {"event": "store_created", "path": str(new_file)}
+                    desk_log.handle(
+                        desk_log.makeRecord(
+                            desk_log.name,
+                            logging.WARNING,
+                            __file__,
+                            0,
+                            notice,
+                            (),
+                            None,
+                            None,
+                            extra,
+                        )
                     )
                 else:
                     print(f"roomkit desk: {notice}", file=sys.stderr, flush=True)
