@@ -38,7 +38,7 @@ from roomkit.stores._opening import SharedOpening
 from roomkit.stores.postgres._dsn import check_dsn, check_schema_name, describe, first_line
 from roomkit.stores.postgres._migrate import Migrations, migrate, version_table
 from roomkit.stores.postgres._refused import refused_error
-from roomkit.stores.postgres._silence import Silence, drop
+from roomkit.stores.postgres._silence import LOST, silenced
 from roomkit.stores.postgres._too_long import too_long_error
 
 __all__ = [
@@ -49,7 +49,6 @@ __all__ = [
     "check_schema_name",
     "describe",
     "migrate",
-    "silenced",
     "version_table",
 ]
 
@@ -68,31 +67,6 @@ _RECONNECT_SECONDS = 0.5
 gives up, and the next call that needs a connection starts a new attempt at once. Left to
 psycopg_pool's default (five minutes, waiting 1, 2, 4, 8 s ... between tries), a store whose
 server was away 10 s could stay unavailable for up to 10 s after it came back."""
-LOST = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
-
-
-@asynccontextmanager
-async def silenced(db: AsyncConnection[Any], limit: float) -> AsyncIterator[None]:
-    """A block of calls on ``db`` bound to ``limit`` seconds (:class:`Silence`).
-
-    Raises:
-        TimeoutError: the server did not answer within ``limit`` seconds on the open
-            connection (frozen, or cut off with no reset): the connection is dropped before
-            its ROLLBACK, which would wait as long, and the call left in doubt.
-    """
-    silence = Silence(db, limit)
-    try:
-        async with asyncio.timeout(None) as cut:
-            silence.start(cut)
-            try:
-                yield
-            finally:
-                silence.stop()
-    except LOST as error:
-        if not silence.struck:
-            raise
-        drop(db)
-        raise TimeoutError(f"no answer within {limit:g} s on an open connection") from error
 
 
 class Link:

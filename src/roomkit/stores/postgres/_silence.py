@@ -4,7 +4,8 @@ A server that stops answering on an open connection (frozen, or cut off with no 
 no connect timeout sees) would hold a call for ever. :class:`Silence` ends the call once its
 bound is up by shutting the connection's socket down, so that it fails at once; cancelling
 the call would have psycopg ask the server to cancel it first and wait for an answer that
-does not come, 10 s more.
+does not come, 10 s more. :func:`silenced` puts the bound on a block (a call of the store,
+or one page of a long read on a connection held longer) and names a bound reached.
 """
 
 from __future__ import annotations
@@ -13,15 +14,21 @@ import asyncio
 import contextlib
 import os
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection
+from psycopg_pool import PoolTimeout
 
-__all__ = ["HANG_UP_GRACE", "Silence", "drop", "hang_up"]
+__all__ = ["HANG_UP_GRACE", "LOST", "Silence", "drop", "hang_up", "silenced"]
 
 HANG_UP_GRACE = 1.0
 """Seconds a block of calls past its bound (its connection shut down) may still take
 before it is cancelled."""
+LOST = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError)
+"""What a call raises when the server or the network failed it."""
 
 
 class Silence:
@@ -72,3 +79,27 @@ def drop(db: AsyncConnection[Any]) -> None:
     discards it rather than hand it out again."""
     with contextlib.suppress(Exception):
         db.pgconn.finish()
+
+
+@asynccontextmanager
+async def silenced(db: AsyncConnection[Any], limit: float) -> AsyncIterator[None]:
+    """A block of calls on ``db`` bound to ``limit`` seconds (:class:`Silence`).
+
+    Raises:
+        TimeoutError: the server did not answer within ``limit`` seconds on the open
+            connection (frozen, or cut off with no reset): the connection is dropped before
+            its ROLLBACK, which would wait as long, and the call left in doubt.
+    """
+    silence = Silence(db, limit)
+    try:
+        async with asyncio.timeout(None) as cut:
+            silence.start(cut)
+            try:
+                yield
+            finally:
+                silence.stop()
+    except LOST as error:
+        if not silence.struck:
+            raise
+        drop(db)
+        raise TimeoutError(f"no answer within {limit:g} s on an open connection") from error

@@ -41,8 +41,9 @@ from roomkit.stores._trail import (
     stored_head,
 )
 from roomkit.stores._trail_check import unsigned_heads
-from roomkit.stores.postgres._link import SILENCE, Link, silenced
+from roomkit.stores.postgres._link import SILENCE, Link
 from roomkit.stores.postgres._schema import Statements, read_back
+from roomkit.stores.postgres._silence import silenced
 
 __all__ = ["PostgresTrail"]
 
