@@ -10,7 +10,9 @@ of running it forever.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
+from typing import Any
 
 from roomkit.models.json_limits import (
     MAX_ARGUMENTS_CHARS,
@@ -28,6 +30,7 @@ __all__ = [
     "non_finite_at",
     "non_json_at",
     "path_text",
+    "replaced_surrogates",
     "storable_as_is",
     "unencodable_text",
 ]
@@ -135,6 +138,24 @@ def non_finite_at(value: object) -> str | None:
         if type(item) is float and (item != item or item in (math.inf, -math.inf)):
             return f"{item!r} at {path_text(path)!r}" if path else repr(item)
     return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replaced_surrogates(value: Any) -> Any:
+    """A copy of ``value`` with U+FFFD (the replacement character) in place of each lone
+    surrogate, in its texts and keys. Unlike the walks above it recurses: it is given only
+    values as deep as ``json.loads`` reads (a model's response, a recorded decision)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {
+            replaced_surrogates(key): replaced_surrogates(child) for key, child in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [replaced_surrogates(child) for child in value]
+    return value
 
 
 def _surrogate_at(text: str, path: Path) -> str:

@@ -166,7 +166,7 @@ def answered(pause: Pause, text: str, by: str | None) -> Verdict:
     """The verdict of a request of ``pause`` answered with ``text``."""
     if pause.kind == "question":
         return Verdict("answer", answer=parsed_answer(pause, text), by=by)
-    decision = read_decision(text)
+    decision = read_decision(text, recorded=True)
     return Verdict(decision.kind, arguments=decision.arguments, text=decision.text, by=by)
 
 

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from roomkit._storable import unencodable_text
+from roomkit._storable import replaced_surrogates, unencodable_text
 from roomkit.core.exceptions import InvalidAnswerError
 from roomkit.models.clock import check_deadline
 from roomkit.models.decisions import Approve, Decision, DecisionKind, Edit, Reject, Respond
@@ -102,8 +102,14 @@ _EXPECTED = (
 )
 
 
-def read_decision(text: str) -> Decision:
+def read_decision(text: str, *, recorded: bool = False) -> Decision:
     """The decision ``text`` holds (``text`` itself when it is a :class:`Decision`).
+
+    Args:
+        recorded: ``text`` is a decision a store holds, read back. A store written by an
+            earlier version may keep a reason or result whose JSON holds a lone surrogate
+            (``"\\ud800"``), which no decision takes any more: it reads with U+FFFD, the
+            replacement character, in the surrogate's place, and a warning names it.
 
     Raises:
         InvalidAnswerError: ``text`` is not the JSON one of the builders makes; the message
@@ -139,7 +145,16 @@ def read_decision(text: str) -> Decision:
         if not isinstance(value[key], str):
             raise InvalidAnswerError(f"a {kind!r} decision takes {key!r} as a string")
         unreadable = unencodable_text(value[key])
-        if unreadable is not None:  # text no store keeps: no decision it could take
+        if unreadable is not None and recorded:
+            # Recorded before such text was refused: its outcome stands, shown readable.
+            logger.warning(
+                "A recorded %r decision's %r holds %s: read with U+FFFD in its place",
+                kind,
+                key,
+                unreadable,
+            )
+            value[key] = replaced_surrogates(value[key])
+        elif unreadable is not None:  # text no store keeps: no decision it could take
             raise InvalidAnswerError(
                 f"a {kind!r} decision's {key!r} must be valid Unicode text, but holds "
                 f"{unreadable}: send it as UTF-8 text"

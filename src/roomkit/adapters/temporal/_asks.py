@@ -179,7 +179,7 @@ def _check_decision(pending_id: str, outcome: dict[str, Any]) -> None:
             f"call's arguments or null, got a {type(arguments).__name__}"
         )
     try:
-        read_decision(outcome.get("result") or "")
+        read_decision(outcome.get("result") or "", recorded=True)
     except ValueError as error:
         raise ValueError(
             f"request {shown(pending_id)}: a roomkit outcome's result is no decision: {error}"

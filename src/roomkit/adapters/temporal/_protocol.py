@@ -158,7 +158,7 @@ def decision_of(result: str, arguments: dict[str, Any] | None, asked: dict[str, 
     the edit it amounts to. Kept in one place: the typed decision value of
     ``roomkit.tools.approvals`` is what a workflow gets back.
     """
-    decision = read_decision(result)
+    decision = read_decision(result, recorded=True)
     if decision.kind == "approve" and arguments is not None and arguments != asked:
         return Decision("edit", arguments)
     return decision

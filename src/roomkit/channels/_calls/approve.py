@@ -175,7 +175,7 @@ async def verdict_on(
             final = await handler.get_request(pending_id) or request
             body = texts.quorum_rejected(name, declined(final))
         return Verdict(request, None, outcome=refused(body, arguments))
-    decision = read_decision(text)
+    decision = read_decision(text, recorded=True)
     if request.quorum is not None:
         # The outcome names the arguments that run: the ones held, or the last edit's.
         ran = decision.arguments if decision.arguments is not None else shown

@@ -11,16 +11,11 @@ place of its lone surrogates: the reply reaches the room, a name no tool has is 
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
-from roomkit._storable import unencodable_text
+from roomkit._storable import replaced_surrogates, unencodable_text
 from roomkit.channels._calls.checks import UNENCODABLE
 from roomkit.providers.ai.base import AIResponse, AIToolCall
 
 __all__ = ["screened"]
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def screened(response: AIResponse) -> AIResponse:
@@ -32,27 +27,16 @@ def screened(response: AIResponse) -> AIResponse:
     whole = response.model_dump()
     if unencodable_text(whole) is None:
         return response
-    return AIResponse.model_validate(_cleaned(whole))
+    return AIResponse.model_validate(replaced_surrogates(whole))
 
 
 def _screen(call: AIToolCall) -> AIToolCall:
     problem = unencodable_text(call.arguments)
     if problem is None:
         return call
-    arguments = _cleaned(call.arguments)
+    arguments = replaced_surrogates(call.arguments)
     if call.served is not None:
         # The provider ran it: it is only reported, with its arguments cleaned all the same.
         return call.model_copy(update={"arguments": arguments})
     metadata = {**call.metadata, UNENCODABLE: problem}
     return call.model_copy(update={"arguments": arguments, "partial": True, "metadata": metadata})
-
-
-def _cleaned(value: Any) -> Any:
-    """A copy of ``value`` with U+FFFD in place of each lone surrogate, keys included."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_cleaned(key): _cleaned(child) for key, child in value.items()}
-    if isinstance(value, list | tuple):
-        return [_cleaned(child) for child in value]
-    return value

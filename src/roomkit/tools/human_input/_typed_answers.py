@@ -123,7 +123,7 @@ def typed_answer(pending_id: str, text: str, model: type[T]) -> T:
             stands, recorded, and only this reading of it fails.
     """
     if isinstance(model, type) and issubclass(model, Decision):
-        decision = read_decision(text)
+        decision = read_decision(text, recorded=True)
         if not isinstance(decision, model):
             raise InvalidAnswerError(
                 f"The answer of pending request {pending_id} is {decision!r}, not a "
