@@ -129,6 +129,37 @@ async def test_a_delegation_narrower_than_the_tool_routes_nothing(clock: FakeClo
     assert await handler.router.may_decide(refund, "carol")
 
 
+async def test_of_several_delegations_in_force_the_first_listed_covering_the_tool_decides(
+    clock: FakeClock,
+) -> None:
+    clock.now = STARTS
+    handler = HumanInputHandler(
+        directory=Directory(
+            {
+                "alice": Person(
+                    delegations=[
+                        Delegation(to="dan", starts=STARTS, ends=ENDS, tools={"refund"}),
+                        Delegation(to="carol", starts=STARTS, ends=ENDS),
+                        Delegation(to="erin", starts=STARTS, ends=ENDS),
+                    ]
+                )
+            }
+        )
+    )
+    router = handler.router
+    assert router is not None
+    router.clock = clock
+    pay = await handler.create_approval("pay", {"amount": 5}, approvers=["alice"])
+    refund = await handler.create_approval("refund", {"amount": 5}, approvers=["alice"])
+    question = await handler.create("AskUserQuestion", {"question": "Go?"}, actor_id="alice")
+    assert await router.recipients(pay) == ("carol",)
+    assert await router.recipients(refund) == ("dan",)
+    assert await router.recipients(question) == ("carol",), "a question: every tool's first"
+    assert not await router.may_decide(pay, "erin"), "a later delegation in force decides nothing"
+    assert not await router.may_decide(pay, "dan")
+    assert not await router.may_decide(refund, "carol")
+
+
 async def test_a_delegate_for_two_approvers_votes_once(clock: FakeClock) -> None:
     clock.now = STARTS
     handler = handler_on(clock)

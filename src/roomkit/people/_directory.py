@@ -198,7 +198,8 @@ class Directory:
 
     def away(self, actor_id: str, at: datetime, tool: str | None = None) -> Delegation | None:
         """The delegation ``actor_id`` has in force at ``at`` covering ``tool`` (with
-        ``tool=None``, any delegation in force), or ``None`` when they are not away."""
+        ``tool=None``, any delegation in force), the first they list of several, or ``None``
+        when they are not away."""
         person = self._people.get(actor_id)
         for delegation in person.delegations if person is not None else ():
             if delegation.holds(at) and (tool is None or delegation.covers(tool)):

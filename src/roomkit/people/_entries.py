@@ -173,7 +173,8 @@ class Person:
     manager: str | None = None
     """The actor id an ``escalate(to="manager")`` step adds."""
     delegations: tuple[Delegation, ...] = field(default=())
-    """Who decides in this person's place, and when (:class:`Delegation`)."""
+    """Who decides in this person's place, and when (:class:`Delegation`). Of those in force
+    at once, the first listed that covers a request's tool decides it."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.delegations, tuple):
