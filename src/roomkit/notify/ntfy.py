@@ -33,9 +33,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from roomkit._urls import http_url
 from roomkit.models.clock import positive_seconds
 from roomkit.notify._header_values import token_of
-from roomkit.notify._http import Origin, http_url
+from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
 from roomkit.notify._quiet import quiet_of, server_of
 from roomkit.notify.retry import Retry

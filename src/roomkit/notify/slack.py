@@ -22,8 +22,8 @@ with requires_extra("roomkit.notify.slack", "slack"):
     from slack_sdk.errors import SlackApiError, SlackClientError
     from slack_sdk.web.async_client import AsyncWebClient
 
+from roomkit._urls import http_url
 from roomkit.notify._header_values import token_of
-from roomkit.notify._http import http_url
 from roomkit.notify._push_services import retry_after
 from roomkit.notify.slack_blocks import escape, message_blocks, notification_text, settled_blocks
 from roomkit.notify.surface import DeliveryError, Notice, Person

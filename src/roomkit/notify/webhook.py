@@ -23,8 +23,9 @@ from roomkit.models.clock import positive_seconds
 with requires_extra("roomkit.notify.Webhook", "notify"):
     from standardwebhooks import Webhook as _Signer
 
+from roomkit._urls import http_url
 from roomkit.notify._header_values import header_name_problem, header_value_problem
-from roomkit.notify._http import Origin, http_url
+from roomkit.notify._http import Origin
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 

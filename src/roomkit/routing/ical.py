@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from roomkit._extras import requires_extra
+from roomkit._urls import http_url
 from roomkit.models.shown import shown
 from roomkit.routing._ical_rules import (
     MAX_STEPS,
@@ -97,7 +98,8 @@ class ICalOnCall:
         ImportError: the ``oncall`` extra is not installed (the message says how to).
         ValueError: ``source`` names no readable file, one that is not a regular file (a
             device such as ``/dev/zero``, a FIFO), one over ``max_bytes``, or one that is
-            not an iCal calendar (a feed is read when it is first asked).
+            not an iCal calendar (a feed is read when it is first asked); or a feed's URL
+            that names no host, or a port outside 1 to 65535.
     """
 
     def __init__(
@@ -115,7 +117,12 @@ class ICalOnCall:
         text = str(source)
         if text.startswith("webcal://"):
             text = "https://" + text[len("webcal://") :]
-        self.url = text if text.startswith(("http://", "https://")) else None
+        # A feed's port out of range or no number would fail every read inside httpx.
+        self.url = (
+            http_url(text, "ICalOnCall(source=...)")
+            if text.startswith(("http://", "https://"))
+            else None
+        )
         self.path = None if self.url else Path(source)
         self.refresh = refresh
         self.person = person

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
+from roomkit._urls import http_url
 from roomkit.routing._shared import joined
 
 __all__ = ["PagerDutyOnCall"]
@@ -114,7 +115,7 @@ class PagerDutyOnCall:
         ImportError: httpx is not installed (the ``oncall`` extra).
         ValueError: an empty token or schedule id, or a ``base_url`` that is not an
             ``https://`` URL (plain ``http://`` only to a loopback host: the token is sent
-            with every call).
+            with every call) or that names a port outside 1 to 65535.
     """
 
     def __init__(
@@ -139,6 +140,8 @@ class PagerDutyOnCall:
                 "taken only for this machine (127.0.0.1, ::1, localhost), as a local test "
                 "server is"
             )
+        # A port out of range or no number would fail every lookup inside httpx.
+        http_url(base_url, "PagerDutyOnCall(base_url=...)")
         self.token = token
         self.schedule_id = schedule_id
         self.base_url = base_url.rstrip("/")

@@ -1,0 +1,39 @@
+"""A schedule's address with a port no server listens on is refused when it is given, naming
+the parameter and the port, not by httpx at every lookup."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from roomkit.routing import ICalOnCall, PagerDutyOnCall
+
+PORTS = [("99999", "99999"), ("abc", "abc"), ("0", "0")]
+
+
+@pytest.mark.parametrize(("given", "port"), PORTS)
+def test_pagerduty_refuses_a_port_out_of_range_naming_it(given: str, port: str) -> None:
+    """httpx raised InvalidURL (or could not connect) at every lookup."""
+    refused = f"PagerDutyOnCall(base_url=...) names the port '{port}' in 'api.pagerduty.com:"
+    with pytest.raises(ValueError, match=re.escape(refused)):
+        PagerDutyOnCall("tok-123", "PSCHED1", base_url=f"https://api.pagerduty.com:{given}")
+
+
+@pytest.mark.parametrize(("given", "port"), PORTS)
+def test_a_feed_with_a_port_out_of_range_is_refused_naming_it(given: str, port: str) -> None:
+    refused = f"ICalOnCall(source=...) names the port '{port}' in 'example.com:"
+    with pytest.raises(ValueError, match=re.escape(refused)):
+        ICalOnCall(f"https://example.com:{given}/on-call.ics")
+    with pytest.raises(ValueError, match=re.escape(refused)):
+        ICalOnCall(f"webcal://example.com:{given}/on-call.ics")
+
+
+def test_a_feed_naming_no_host_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"ICalOnCall\(source=\.\.\.\) must be .* naming a host"):
+        ICalOnCall("https:///on-call.ics")
+
+
+def test_a_port_in_range_is_taken() -> None:
+    assert PagerDutyOnCall("t", "P1", base_url="https://127.0.0.1:8443").base_url.endswith("8443")
+    assert ICalOnCall("https://example.com:8443/on-call.ics").url is not None
