@@ -306,6 +306,8 @@ async def test_stdio_refuses_a_message_that_names_a_key_twice(tmp_path: Path) ->
         ("--actor", ""),
         ("--actor", "alice "),
         ("--desk-url", "desk.example.com"),
+        ("--desk-url", "https://desk.example.com:99999"),
+        ("--desk-url", "https://desk.example.com/#inbox"),
     ],
 )
 def test_a_wrong_option_is_named_before_the_store_is_opened(

@@ -151,6 +151,24 @@ def test_a_url_no_parser_reads_is_refused_naming_the_parameter(what: str) -> Non
         SURFACES_OF_URLS[what]("https:///hooks")
 
 
+@pytest.mark.parametrize(
+    ("url", "refused"),
+    [
+        ("https://desk:99999", "desk_url names the port '99999' in 'desk:99999'"),
+        ("https://desk:abc/", "desk_url names the port 'abc' in 'desk:abc'"),
+        ("https:///desk", "desk_url must be an http:// or https:// URL naming a host"),
+        ("https://desk/#inbox", "desk_url holds a fragment (#...), where answer links put"),
+    ],
+)
+def test_a_desk_url_no_link_could_open_is_refused_when_the_notifier_is_made(
+    url: str, refused: str
+) -> None:
+    """It was taken, and every notice carried a link to a port no desk listens on, to no
+    host, or with a token the page could not read behind a fragment of its own."""
+    with pytest.raises(ValueError, match=re.escape(refused)):
+        Notifier(HumanInputHandler(), [Recorder()], desk_url=url, link_secret="s" * 32)
+
+
 class GaveUp(logging.Handler):
     """Sets :attr:`seen` once the notifier logs that it gave a delivery up."""
 

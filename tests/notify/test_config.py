@@ -135,6 +135,16 @@ BAD = [
         "desk_url",
         "must be an http:// or https:// URL, not",
     ),
+    (
+        'desk_url = "https://desk.example.com:0"\n' + HOOK,
+        "desk_url",
+        "the URL names the port '0' in 'desk.example.com:0': give a port from 1 to 65535",
+    ),
+    (
+        'desk_url = "https://desk.example.com/#inbox"\n' + HOOK,
+        "desk_url",
+        "the URL holds a fragment (#...), where answer links put their token",
+    ),
     ("colour = 1\n" + HOOK, "colour", "unknown key (the keys here: desk_url, webhook,"),
     ("", "", "names no surface: add a [[webhook]], [email],"),
     (

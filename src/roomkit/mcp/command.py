@@ -54,7 +54,7 @@ from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.mcp.server import ACTOR_SCOPE_KEY, MAX_OPEN_CALLS, HumanInputMCPServer, check_room
 from roomkit.mcp.waits import HOLD, state_key
 from roomkit.models.clock import LONGEST_TIMEOUT
-from roomkit.notify.links import AnswerLinks
+from roomkit.notify.links import AnswerLinks, desk_address
 from roomkit.tools.human_input import HumanInputHandler
 
 if TYPE_CHECKING:
@@ -155,7 +155,8 @@ def _check_options(args: argparse.Namespace) -> str:
         ValueError: ``--http``, ``--timeout`` (up to a century), ``--hold`` or
             ``--max-open-calls`` is out of range, ``--host`` is no address to listen on
             (or a name that resolves to none), ``--room`` or ``--actor`` is not a room or
-            an actor name, or ``--desk-url`` is not an http(s) URL.
+            an actor name, or ``--desk-url`` is not an http(s) URL a link can be made of (a
+            host, a port from 1 to 65535, no fragment).
     """
     from roomkit._serving import listen_address, port_problem
 
@@ -186,6 +187,8 @@ def _check_options(args: argparse.Namespace) -> str:
         raise ValueError(
             f"--desk-url takes the desk's address, an http:// or https:// URL, got {desk_url!r}"
         )
+    if desk_url is not None:
+        desk_address(desk_url, "--desk-url")
     return str(host)
 
 

@@ -79,6 +79,7 @@ from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify import _people_config as people_config
 from roomkit.notify._toml_values import TomlValues
 from roomkit.notify.email_files import EmailFiles
+from roomkit.notify.links import desk_address
 from roomkit.notify.notifier import Notifier
 from roomkit.notify.push_hosts import PushHosts
 from roomkit.notify.push_subscriptions import load_or_create_vapid_key
@@ -236,6 +237,11 @@ class _Reader(TomlValues):
             taken[surface.name] = where
         surfaces = [surface for _, surface in built]
         desk_url = self.url(document, "", "desk_url")
+        try:
+            # Told with the file's other mistakes, not when the notifier is made of it.
+            desk_url = None if desk_url is None else desk_address(desk_url, "the URL")
+        except ValueError as error:
+            self.fail("desk_url", str(error))
         ladder = None
         if "ladder" in document:
             ladder = self.ladder(self.table(document["ladder"], "[ladder]"))

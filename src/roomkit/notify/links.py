@@ -9,14 +9,34 @@ from __future__ import annotations
 
 import os
 
+from roomkit._urls import http_url
 from roomkit.auth.tokens import issue_answer_link, resolve_secret
+from roomkit.models.shown import shown
 
-__all__ = ["AnswerLinks"]
+__all__ = ["AnswerLinks", "desk_address"]
 
 MIN_TTL = 60.0
 """The shortest life of a link: one for a request about to expire still opens."""
 NO_DEADLINE_TTL = 86_400.0
 """The life of a link to a request without a deadline: a day."""
+
+
+def desk_address(url: object, what: str) -> str:
+    """``url``, when answer links can be made of it: an ``http://`` or ``https://`` URL naming
+    a host, a port from 1 to 65535 if any, and no fragment.
+
+    Raises:
+        ValueError: it is not, naming ``what`` (``"desk_url"``, ``"--desk-url"``) and saying
+            what to give; a link to a port no desk listens on, or to no host, opens nothing.
+    """
+    url = http_url(url, what)
+    if "#" in url:
+        # A link's own fragment carries its token: the page would read neither.
+        raise ValueError(
+            f"{what} holds a fragment (#...), where answer links put their token: give the "
+            f"desk's address without it, not {shown(url)}"
+        )
+    return url
 
 
 class AnswerLinks:
@@ -28,6 +48,10 @@ class AnswerLinks:
             (``ROOMKIT_DESK_SECRET``, else the key file in ``data_dir``).
         data_dir: the desk's data folder (``$ROOMKIT_DESK_DATA``, else ``~/.roomkit/desk``,
             by default).
+
+    Raises:
+        ValueError: ``desk_url`` is not an ``http://`` or ``https://`` URL naming a host,
+            names a port outside 1 to 65535, or holds a fragment (``#...``).
     """
 
     def __init__(
@@ -37,9 +61,7 @@ class AnswerLinks:
         *,
         data_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        if not isinstance(desk_url, str) or not desk_url.startswith(("http://", "https://")):
-            raise ValueError(f"desk_url must be an http:// or https:// URL, not {desk_url!r}")
-        self.desk_url = desk_url.rstrip("/")
+        self.desk_url = desk_address(desk_url, "desk_url").rstrip("/")
         self._secret = resolve_secret(secret, data_dir=data_dir)
 
     def url(self, pending_id: str, actor_id: str, seconds_left: float | None) -> str:

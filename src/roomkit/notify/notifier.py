@@ -88,7 +88,8 @@ class Notifier:
         directory: how to reach each actor (email, Slack id, manager), for a handler with
             no directory of its own; the handler's (``HumanInputHandler(directory=...)``),
             which routes its requests, otherwise.
-        desk_url: where answer links point; no links without it.
+        desk_url: where answer links point (the desk's ``http://`` or ``https://`` address,
+            without a fragment); no links without it.
         link_secret: signs answer links; the desk's key by default (``ROOMKIT_DESK_SECRET``,
             else the key file in ``data_dir``).
         data_dir: the desk's data folder, for its key file.
