@@ -87,6 +87,20 @@ def test_the_same_tool_twice_is_refused() -> None:
         AIChannel("agent", provider=MockAIProvider(), tools=[LOOKUP, LOOKUP])
 
 
+def test_a_long_name_given_twice_is_quoted_cut_short() -> None:
+    """A 5,000-character name made a message as long, as the other tool messages do not."""
+    long = AITool(name="t" * 5000, parameters={"type": "object"})
+    with pytest.raises(
+        ValueError, match=r"^Tool 'tttt.*\.\.\. is given twice to channel"
+    ) as caught:
+        AIChannel("agent", provider=MockAIProvider(), tools=[long, long])
+    assert len(str(caught.value)) < 300
+    human = HumanInputToolHandler({long.name}, tool_definitions=[long])
+    with pytest.raises(ValueError, match=r"^Tool 'tttt.*\.\.\. is a tool channel") as caught:
+        AIChannel("agent", provider=MockAIProvider(), human_input_handler=human, tools=[long])
+    assert len(str(caught.value)) < 300
+
+
 @pytest.mark.parametrize(
     ("options", "error"),
     [

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from roomkit.models.clock import check_deadline, positive_seconds
+from roomkit.models.shown import shown
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools.validation import check_tool_name, check_tool_schema, unencodable_text
 
@@ -115,7 +116,7 @@ def tools_by_name(tools: object) -> dict[str, Mapping[str, Any]]:
             )
         _check_text(name, "description", description)
         if name in found:
-            raise ValueError(f"tool {name!r} is given twice")
+            raise ValueError(f"tool {shown(name)} is given twice")
         found[name] = tool
     if not found:
         raise ValueError("tools must name at least one tool")

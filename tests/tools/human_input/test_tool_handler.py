@@ -61,6 +61,15 @@ def test_a_definition_outside_tool_names_raises_with_the_names() -> None:
     assert str(caught.value) == "Tool definition 'Confirm' not in tool_names {'Ask'}"
 
 
+def test_a_long_definition_name_is_quoted_cut_short() -> None:
+    """Given twice, or outside tool_names, a 5,000-character name made a message as long."""
+    long = AITool(name="t" * 5000)
+    for names in ({long.name}, {"Ask", "x" * 5000}):
+        with pytest.raises(ValueError, match=r"^Tool definition 'tttt.*\.\.\. ") as caught:
+            HumanInputToolHandler(names, 300, None, [long, long])
+        assert len(str(caught.value)) < 300
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from roomkit.channels._calls.bounds import decide, seconds
 from roomkit.channels.base import Channel
+from roomkit.models.shown import shown
 from roomkit.providers.ai.base import AITool
 from roomkit.tools.compose import ToolHandler
 from roomkit.tools.human_input import HumanInputToolHandler
@@ -90,11 +91,12 @@ def check_unique_tools(
             raise TypeError(f"tools must hold AITool objects, got {type(tool).__name__}")
         if tool.name in human_names:
             raise ValueError(
-                f"Tool '{tool.name}' is a tool channel '{channel_id}' serves itself: rename it"
+                f"Tool {shown(tool.name)} is a tool channel {shown(channel_id)} serves itself: "
+                "rename it"
             )
         if tool.name in tools:
             raise ValueError(
-                f"Tool '{tool.name}' is given twice to channel '{channel_id}': "
+                f"Tool {shown(tool.name)} is given twice to channel {shown(channel_id)}: "
                 "two tools cannot serve one name, rename one of them"
             )
         tools[tool.name] = tool

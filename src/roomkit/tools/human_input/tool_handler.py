@@ -16,6 +16,7 @@ from roomkit.core.exceptions import (
 )
 from roomkit.models.clock import check_deadline
 from roomkit.models.enums import ChannelType
+from roomkit.models.shown import shown
 from roomkit.providers.ai.base import AITool
 from roomkit.tools import texts
 from roomkit.tools._policies import check_policy
@@ -115,7 +116,7 @@ class HumanInputToolHandler:
             raise ValueError("tool_names must not be empty")
         for name in names:
             if not isinstance(name, str) or not name:
-                raise ValueError(f"tool_names must hold non-empty strings, got {name!r}")
+                raise ValueError(f"tool_names must hold non-empty strings, got {shown(name)}")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
             raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
         check_deadline("timeout", timeout)
@@ -137,7 +138,9 @@ class HumanInputToolHandler:
         self.answer_schemas: dict[str, dict[str, Any]] = {}
         for name, schema in (answer_schemas or {}).items():
             if name not in names:
-                raise ValueError(f"answer_schemas names '{name}', not in tool_names {names}")
+                raise ValueError(
+                    f"answer_schemas names {shown(name)}, not in tool_names {shown(names)}"
+                )
             self.answer_schemas[name] = answer_schema_of(schema, name=f"answer_schemas[{name!r}]")
         self.approvals: dict[str, Approval] = held_tools(approvals, names)
         if self.approvals and ladder is not None and ladder.on_expiry is not None:
@@ -157,10 +160,11 @@ class HumanInputToolHandler:
                 )
             if definition.name not in names:
                 raise ValueError(
-                    f"Tool definition '{definition.name}' not in tool_names {self.tool_names}"
+                    f"Tool definition {shown(definition.name)} not in tool_names "
+                    f"{shown(self.tool_names)}"
                 )
             if definition.name in seen:
-                raise ValueError(f"Tool definition '{definition.name}' is given twice")
+                raise ValueError(f"Tool definition {shown(definition.name)} is given twice")
             seen.add(definition.name)
             self._definitions.append(definition)
 
