@@ -68,3 +68,23 @@ def test_a_prefix_that_is_no_text_is_refused() -> None:
 
 def test_a_room_id_beyond_ascii_makes_its_workflow_id() -> None:
     assert room_workflow_id("salle-été") == "room-salle-été"
+
+
+@pytest.mark.parametrize(
+    ("room_id", "prefix", "size"),
+    [("r" * 996, "room-", "1,001"), ("é" * 498, "room-", "1,001"), ("r", "p" * 1_000, "1,001")],
+)
+def test_a_workflow_id_past_temporal_s_bound_is_refused_naming_the_room(
+    room_id: str, prefix: str, size: str
+) -> None:
+    """The server refused it at every message ("WorkflowId exceeds maximum allowed length
+    (1001/1000)"), naming neither the room nor what to pass; counted in bytes, as it counts."""
+    with pytest.raises(ValueError, match=rf"is {size} bytes as UTF-8, over the 1,000") as refused:
+        room_workflow_id(room_id, prefix=prefix)
+    assert "pass a shorter room id or prefix" in str(refused.value)
+    assert len(str(refused.value)) < 300
+
+
+def test_a_workflow_id_of_temporal_s_longest_is_made() -> None:
+    assert len(room_workflow_id("r" * 995).encode()) == 1_000
+    assert len(room_workflow_id("é" * 497 + "r").encode()) == 1_000

@@ -21,7 +21,11 @@ with requires_extra("roomkit.adapters.temporal", "temporal"):
     from temporalio.client import Client, WithStartWorkflowOperation
     from temporalio.common import WorkflowIDConflictPolicy
 
-__all__ = ["room_workflow_id", "send_to_room"]
+__all__ = ["MAX_WORKFLOW_ID_BYTES", "room_workflow_id", "send_to_room"]
+
+MAX_WORKFLOW_ID_BYTES = 1_000
+"""The longest workflow id, in bytes of UTF-8, a Temporal server takes (its default
+``limit.maxIDLength``): a longer one is refused by the server at every message."""
 
 
 def room_workflow_id(room_id: str, *, prefix: str = "room-") -> str:
@@ -32,6 +36,7 @@ def room_workflow_id(room_id: str, *, prefix: str = "room-") -> str:
         TypeError: ``prefix`` is not a ``str``.
         InvalidTextError: ``room_id`` or ``prefix`` holds what UTF-8 cannot encode (a lone
             surrogate), which no workflow id can.
+        ValueError: the id made is over :data:`MAX_WORKFLOW_ID_BYTES` bytes as UTF-8.
     """
     if not isinstance(room_id, str) or not room_id:
         raise ValueError(f"room_workflow_id() takes a room id, got {shown(room_id)}")
@@ -41,6 +46,14 @@ def room_workflow_id(room_id: str, *, prefix: str = "room-") -> str:
     if not workflow_id.isascii():
         check_text("room_id", room_id)
         check_text("prefix", prefix)
+    size = len(workflow_id.encode())
+    if size > MAX_WORKFLOW_ID_BYTES:
+        # Refused here, naming the room: the server's refusal names neither it nor the fix.
+        raise ValueError(
+            f"room_workflow_id(): the workflow id of room {shown(room_id)} is {size:,} bytes "
+            f"as UTF-8, over the {MAX_WORKFLOW_ID_BYTES:,} a Temporal server takes: pass a "
+            "shorter room id or prefix"
+        )
     return workflow_id
 
 
