@@ -301,6 +301,7 @@ async def test_stdio_refuses_a_message_that_names_a_key_twice(tmp_path: Path) ->
         ("--timeout", "nan"),
         ("--timeout", "1e12"),
         ("--hold", "0"),
+        ("--hold", "1e12"),
         ("--max-open-calls", "0"),
         ("--room", ""),
         ("--actor", ""),

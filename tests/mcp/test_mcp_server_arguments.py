@@ -9,6 +9,7 @@ import pytest
 
 from roomkit.mcp import HumanInputMCPServer
 from roomkit.mcp.waits import state_key
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.tools.human_input import HumanInputHandler
 
 NOT_NUMBERS = ["x", True, b"5", [1]]
@@ -34,6 +35,25 @@ async def test_seconds_out_of_range_are_refused_by_name(
         ValueError, match=rf"^{option} must be a positive, finite number of seconds, got "
     ):
         HumanInputMCPServer(durable, **{option: value})
+
+
+@pytest.mark.parametrize("option", ["hold", "progress_interval"])
+@pytest.mark.parametrize("value", [LONGEST_TIMEOUT * 2, 1e300], ids=repr)
+async def test_seconds_past_a_century_are_refused_by_name(
+    durable: HumanInputHandler, option: str, value: float
+) -> None:
+    """They were taken: a round held, or a progress notice put off, for ever."""
+    with pytest.raises(
+        ValueError,
+        match=rf"^{option} must be a positive number of seconds, at most 3153600000 \(a century\)",
+    ):
+        HumanInputMCPServer(durable, **{option: value})
+
+
+@pytest.mark.parametrize("option", ["hold", "progress_interval"])
+async def test_seconds_of_a_century_are_taken(durable: HumanInputHandler, option: str) -> None:
+    server = HumanInputMCPServer(durable, **{option: LONGEST_TIMEOUT})
+    assert getattr(server, option) == LONGEST_TIMEOUT
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from roomkit.models.clock import check_deadline, positive_seconds
+from roomkit.models.clock import bounded_seconds, check_deadline
 from roomkit.models.shown import shown
 from roomkit.notify.links import AnswerLinks
 from roomkit.tools.validation import check_tool_name, check_tool_schema, unencodable_text
@@ -28,16 +28,16 @@ def check_numbers(
         TypeError: one is not a number (a bool is not one), or ``max_open_calls`` not a
             whole number.
         ValueError: ``timeout`` is not a person's deadline (above 0, at most a century),
-            ``progress_interval`` or ``hold`` not positive and finite seconds,
+            ``progress_interval`` or ``hold`` not positive seconds, at most a century,
             ``max_open_calls`` below 1.
     """
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
         raise TypeError(f"timeout must be a number of seconds, got {timeout!r}")
     # Checked here: a call would read the store's refusal of it as its own arguments'.
     check_deadline("timeout", timeout)
-    positive_seconds("progress_interval", progress_interval)
+    bounded_seconds("progress_interval", progress_interval)
     if hold is not None:
-        positive_seconds("hold", hold)
+        bounded_seconds("hold", hold)
     if isinstance(max_open_calls, bool) or not isinstance(max_open_calls, int):
         raise TypeError(f"max_open_calls must be a whole number, got {max_open_calls!r}")
     if max_open_calls < 1:

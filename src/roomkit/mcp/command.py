@@ -152,7 +152,7 @@ def _check_options(args: argparse.Namespace) -> str:
     ``--host`` names to serve HTTP on.
 
     Raises:
-        ValueError: ``--http``, ``--timeout`` (up to a century), ``--hold`` or
+        ValueError: ``--http``, ``--timeout`` or ``--hold`` (each up to a century), or
             ``--max-open-calls`` is out of range, ``--host`` is no address to listen on
             (or a name that resolves to none), ``--room`` or ``--actor`` is not a room or
             an actor name, or ``--desk-url`` is not an http(s) URL a link can be made of (a
@@ -170,12 +170,12 @@ def _check_options(args: argparse.Namespace) -> str:
     for option, seconds in (("--timeout", args.timeout), ("--hold", getattr(args, "hold", HOLD))):
         if not 0 < seconds < float("inf"):
             raise ValueError(f"{option} takes a positive, finite number of seconds, got {seconds}")
-    if args.timeout > LONGEST_TIMEOUT:
-        # Refused here: every call would read the store's refusal as its own arguments'.
-        raise ValueError(
-            f"--timeout takes at most {LONGEST_TIMEOUT:.0f} seconds (a century), got "
-            f"{args.timeout:g}"
-        )
+        if seconds > LONGEST_TIMEOUT:
+            # Refused here: every call would read the store's refusal of a timeout as its own
+            # arguments', and the server refuses such a hold.
+            raise ValueError(
+                f"{option} takes at most {LONGEST_TIMEOUT:.0f} seconds (a century), got {seconds:g}"
+            )
     calls = getattr(args, "max_open_calls", MAX_OPEN_CALLS)
     if calls < 1:
         raise ValueError(f"--max-open-calls takes a whole number of 1 or more, got {calls}")

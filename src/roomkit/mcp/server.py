@@ -131,10 +131,12 @@ class HumanInputMCPServer:
         timeout: seconds a person has to answer a call, at most a century.
         tools: the tool definitions offered (``name``, ``description``, ``parameters``);
             the standard human-input tools by default.
-        progress_interval: seconds between progress notifications while waiting.
+        progress_interval: seconds between progress notifications while waiting (at most
+            a century).
         hold: on a client speaking 2026-07-28, the seconds one round of a call is held
-            before "still waiting" (:mod:`roomkit.mcp.waits`); ``None`` holds the whole
-            wait in one round. Needs a durable store, where the wait outlives the round.
+            before "still waiting" (:mod:`roomkit.mcp.waits`), at most a century; ``None``
+            holds the whole wait in one round. Needs a durable store, where the wait
+            outlives the round.
         state_keys: the keys that seal request states (the first seals, all unseal):
             every server on the store must share them; a key of this process when ``None``.
         links: the desk's answer links: with ``hold``, the first "still waiting" of a
@@ -148,8 +150,8 @@ class HumanInputMCPServer:
             them; ``tools``, ``state_keys`` or ``links`` of another type); the message
             names it and what to pass.
         ValueError: an argument is out of range (``NaN``, infinite, zero or negative
-            seconds among them), or a tool is one no client can list; the message names
-            it and what to pass.
+            seconds, or more than a century, among them), or a tool is one no client can list;
+            the message names it and what to pass.
     """
 
     def __init__(

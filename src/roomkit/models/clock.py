@@ -9,7 +9,14 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
-__all__ = ["LONGEST_TIMEOUT", "check_deadline", "positive_seconds", "spoken_duration", "utcnow"]
+__all__ = [
+    "LONGEST_TIMEOUT",
+    "bounded_seconds",
+    "check_deadline",
+    "positive_seconds",
+    "spoken_duration",
+    "utcnow",
+]
 
 LONGEST_TIMEOUT = 100 * 365 * 86_400.0
 """The longest deadline a request may be given, in seconds: a century. A longer one is a
@@ -34,6 +41,24 @@ def positive_seconds(name: str, value: object) -> float:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive, finite number of seconds, got {value}")
     return float(value)
+
+
+def bounded_seconds(name: str, value: object) -> float:
+    """``value`` as a float, when it is a number of seconds above zero, at most
+    :data:`LONGEST_TIMEOUT`: a wait, an interval or a timeout past a century is a mistake
+    (a digit too many, a unit mixed up), which a process would otherwise carry for ever.
+
+    Raises:
+        TypeError: ``value`` is not a number (a bool is not one), naming ``name``.
+        ValueError: ``value`` is zero, negative, NaN or over a century, naming ``name``.
+    """
+    seconds = positive_seconds(name, value)
+    if seconds > LONGEST_TIMEOUT:
+        raise ValueError(
+            f"{name} must be a positive number of seconds, at most {LONGEST_TIMEOUT:.0f} "
+            f"(a century), got {seconds:g}"
+        )
+    return seconds
 
 
 def check_deadline(what: str, timeout: object) -> None:
