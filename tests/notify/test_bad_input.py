@@ -169,6 +169,23 @@ def test_a_desk_url_no_link_could_open_is_refused_when_the_notifier_is_made(
         Notifier(HumanInputHandler(), [Recorder()], desk_url=url, link_secret="s" * 32)
 
 
+@pytest.mark.parametrize("option", ["lease", "poll"])
+@pytest.mark.parametrize(
+    ("value", "error", "says"),
+    [
+        (1e300, ValueError, "must be a positive number of seconds, at most 3153600000"),
+        ("30", TypeError, "must be a number of seconds, got '30'"),
+        (0, ValueError, "must be a positive, finite number of seconds, got 0"),
+    ],
+)
+def test_a_lease_or_poll_no_notifier_can_keep_is_refused_naming_it(
+    option: str, value: object, error: type[Exception], says: str
+) -> None:
+    """A string failed as a comparison naming neither; past a century it was taken."""
+    with pytest.raises(error, match=re.escape(f"Notifier({option}=...) {says}")):
+        Notifier(HumanInputHandler(), [Recorder()], **{option: value})
+
+
 class GaveUp(logging.Handler):
     """Sets :attr:`seen` once the notifier logs that it gave a delivery up."""
 

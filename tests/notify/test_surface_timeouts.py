@@ -24,6 +24,7 @@ BAD = [
     (-1, ValueError),
     (float("nan"), ValueError),
     (float("inf"), ValueError),
+    (1e300, ValueError),
     ("10", TypeError),
     (None, TypeError),
 ]

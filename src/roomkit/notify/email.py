@@ -17,7 +17,7 @@ from roomkit._extras import requires_extra
 with requires_extra("roomkit.notify.Email", "notify"):
     import aiosmtplib
 
-from roomkit.models.clock import positive_seconds
+from roomkit.models.clock import bounded_seconds
 from roomkit.notify._email_message import Mailbox, address_problem, email_texts
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice
@@ -158,7 +158,7 @@ class Email(Mailbox):
             # login takes; a password may begin or end with a space, so only that goes.
             password = password.rstrip("\r\n")
         self._username, self._password = username, password
-        self.timeout = positive_seconds("Email(timeout=...)", timeout)
+        self.timeout = bounded_seconds("Email(timeout=...)", timeout)
         self.retry = retry if retry is not None else Retry(first=5.0, cap=300.0)
         if cafile is not None and tls_context is not None:
             raise ValueError("Email takes cafile= or tls_context=, not both")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from roomkit.core.exceptions import StoreClosedError, StoreError, StoreUnavailableError
 from roomkit.core.tasks import end_within
+from roomkit.models.clock import bounded_seconds
 from roomkit.notify._changes import RESYNC, HeardChanges
 from roomkit.notify._deliver import Sender
 from roomkit.notify._directory_choice import directory_of
@@ -93,7 +94,8 @@ class Notifier:
         link_secret: signs answer links; the desk's key by default (``ROOMKIT_DESK_SECRET``,
             else the key file in ``data_dir``).
         data_dir: the desk's data folder, for its key file.
-        lease: seconds a claimed delivery is held before another process may take it.
+        lease: seconds a claimed delivery is held before another process may take it (at
+            most a century, as ``poll``).
         poll: seconds between looks at the outbox when the change feed is quiet.
         concurrency: deliveries in flight at once through each surface (and steps being
             worked out at once).
@@ -129,8 +131,10 @@ class Notifier:
                 bind(handler)
         if directory is not None and not isinstance(directory, Directory):
             raise TypeError(f"directory must be a Directory, got {type(directory).__name__}")
-        if not (lease > 0 and poll > 0 and concurrency >= 1):
-            raise ValueError("lease and poll must be positive, concurrency at least 1")
+        lease = bounded_seconds("Notifier(lease=...)", lease)
+        poll = bounded_seconds("Notifier(poll=...)", poll)
+        if not concurrency >= 1:
+            raise ValueError(f"Notifier(concurrency=...) must be at least 1, got {concurrency}")
         self.handler = handler
         self._shown = ShownTrail(handler)
         self.directory = directory_of(handler, directory)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from roomkit._urls import http_url
-from roomkit.models.clock import positive_seconds
+from roomkit.models.clock import bounded_seconds
 from roomkit.notify._header_values import token_of
 from roomkit.notify._http import Origin
 from roomkit.notify._phone import answers_of, lines_of, link_token
@@ -221,7 +221,7 @@ class Ntfy:
         self.clear = bool(clear)
         self.retry = retry if retry is not None else Retry()
         self._origin = Origin(
-            self.server + "/", timeout=positive_seconds("Ntfy(timeout=...)", timeout)
+            self.server + "/", timeout=bounded_seconds("Ntfy(timeout=...)", timeout)
         )
         self._server = server_of(self.server)
         self._quiet = quiet_of(self._server, _loop_time, _loop_time)

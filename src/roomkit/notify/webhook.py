@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from roomkit._extras import requires_extra
-from roomkit.models.clock import positive_seconds
+from roomkit.models.clock import bounded_seconds
 
 with requires_extra("roomkit.notify.Webhook", "notify"):
     from standardwebhooks import Webhook as _Signer
@@ -181,7 +181,7 @@ class Webhook:
             self._headers = {"user-agent": _USER_AGENT, **self._headers}
         self.url = url
         self.retry = retry if retry is not None else Retry()
-        self._origin = Origin(url, timeout=positive_seconds("Webhook(timeout=...)", timeout))
+        self._origin = Origin(url, timeout=bounded_seconds("Webhook(timeout=...)", timeout))
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:
         """A webhook tells no one in particular: it takes each notice once."""

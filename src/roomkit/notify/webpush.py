@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
-from roomkit.models.clock import positive_seconds
+from roomkit.models.clock import bounded_seconds
 
 with requires_extra("roomkit.notify.webpush", "push"):
     import aiohttp
@@ -166,7 +166,7 @@ class WebPush:
                 "WebPush(subject=...) says who runs the desk, for the push services: "
                 f"'mailto:ops@example.com' or an https:// URL, not {subject!r}"
             )
-        self.timeout = positive_seconds("WebPush(timeout=...)", timeout)
+        self.timeout = bounded_seconds("WebPush(timeout=...)", timeout)
         pem = (
             load_or_create_vapid_key(data_dir)
             if vapid_private_key is None
