@@ -1,5 +1,5 @@
-"""A schedule's address with a port no server listens on is refused when it is given, naming
-the parameter and the port, not by httpx at every lookup."""
+"""A schedule's address with a port no server listens on, or a refresh no schedule can keep,
+is refused when it is given, naming the argument, not by httpx or a comparison at every lookup."""
 
 from __future__ import annotations
 
@@ -37,3 +37,31 @@ def test_a_feed_naming_no_host_is_refused() -> None:
 def test_a_port_in_range_is_taken() -> None:
     assert PagerDutyOnCall("t", "P1", base_url="https://127.0.0.1:8443").base_url.endswith("8443")
     assert ICalOnCall("https://example.com:8443/on-call.ics").url is not None
+
+
+@pytest.mark.parametrize(
+    ("refresh", "error", "says"),
+    [
+        ("60", TypeError, "must be a number of seconds, got '60'"),
+        (True, TypeError, "must be a number of seconds, got True"),
+        (-1, ValueError, "must be a number of seconds from 0 to 3153600000 (a century), got -1"),
+        (
+            float("nan"),
+            ValueError,
+            "must be a number of seconds from 0 to 3153600000 (a century), got nan",
+        ),
+        (
+            1e300,
+            ValueError,
+            "must be a number of seconds from 0 to 3153600000 (a century), got 1e+300",
+        ),
+    ],
+)
+def test_a_refresh_no_schedule_can_keep_is_refused_naming_it(
+    refresh: object, error: type[Exception], says: str
+) -> None:
+    """A string failed every lookup as a comparison naming neither the argument nor the fix."""
+    with pytest.raises(error, match=re.escape(f"PagerDutyOnCall(refresh=...) {says}")):
+        PagerDutyOnCall("tok-123", "PSCHED1", refresh=refresh)  # type: ignore[arg-type]
+    with pytest.raises(error, match=re.escape(f"ICalOnCall(refresh=...) {says}")):
+        ICalOnCall("https://example.com/on-call.ics", refresh=refresh)  # type: ignore[arg-type]

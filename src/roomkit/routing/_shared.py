@@ -3,7 +3,8 @@
 An on-call source reads its schedule (a feed, a file, PagerDuty) when a lookup needs it;
 lookups meanwhile wait on that read rather than each starting their own, and the read goes on
 when a lookup waiting on it gives up (the routing's bound), so that a slow source is not read
-afresh, and waited on again, by every lookup.
+afresh, and waited on again, by every lookup. How long a read is kept (``refresh``) is
+checked here too, the same way for every source.
 """
 
 from __future__ import annotations
@@ -12,9 +13,31 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["joined"]
+from roomkit.models.clock import LONGEST_TIMEOUT
+from roomkit.models.shown import shown
+
+__all__ = ["joined", "refresh_seconds"]
 
 T = TypeVar("T")
+
+
+def refresh_seconds(what: str, value: object) -> float:
+    """``value`` as a float, when it is a number of seconds from 0 (read at every lookup)
+    to :data:`~roomkit.models.clock.LONGEST_TIMEOUT` (a century).
+
+    Raises:
+        TypeError: it is no number (a bool is not one), naming ``what``.
+        ValueError: it is below 0, over a century, or NaN, naming ``what``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        # Taken, it would fail every lookup as a comparison naming nothing.
+        raise TypeError(f"{what} must be a number of seconds, got {shown(value)}")
+    if not 0 <= value <= LONGEST_TIMEOUT:  # NaN too
+        raise ValueError(
+            f"{what} must be a number of seconds from 0 to {LONGEST_TIMEOUT:.0f} (a century), "
+            f"got {shown(value)}"
+        )
+    return float(value)
 
 
 def joined(

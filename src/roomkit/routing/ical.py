@@ -41,7 +41,7 @@ from roomkit.routing._ical_rules import (
     unreadable_times,
 )
 from roomkit.routing._ical_zones import MAX_TRANSITIONS, zoned
-from roomkit.routing._shared import joined
+from roomkit.routing._shared import joined, refresh_seconds
 
 __all__ = ["MAX_STEPS", "MAX_TRANSITIONS", "ICalOnCall"]
 
@@ -87,8 +87,8 @@ class ICalOnCall:
     Args:
         source: a path to an ``.ics`` file, or an ``http(s)://`` URL of a feed (``webcal://``
             is read as ``https://``).
-        refresh: seconds a feed is kept before it is fetched again (a file is read again
-            when it changes).
+        refresh: seconds a feed is kept before it is fetched again, 0 to a century (a file is
+            read again when it changes).
         person: the person of a shift event; by default its attendee's address, else its
             summary.
         max_bytes: the most a schedule may hold (:data:`MAX_BYTES`); a file or a feed
@@ -96,10 +96,11 @@ class ICalOnCall:
 
     Raises:
         ImportError: the ``oncall`` extra is not installed (the message says how to).
-        ValueError: ``source`` names no readable file, one that is not a regular file (a
-            device such as ``/dev/zero``, a FIFO), one over ``max_bytes``, or one that is
-            not an iCal calendar (a feed is read when it is first asked); or a feed's URL
-            that names no host, or a port outside 1 to 65535.
+        TypeError: ``refresh`` is no number.
+        ValueError: ``refresh`` is below 0 or over a century; ``source`` names no readable
+            file, one that is not a regular file (a device such as ``/dev/zero``, a FIFO),
+            one over ``max_bytes``, or one that is not an iCal calendar (a feed is read when
+            it is first asked); or a feed's URL names no host, or a port outside 1 to 65535.
     """
 
     def __init__(
@@ -124,7 +125,7 @@ class ICalOnCall:
             else None
         )
         self.path = None if self.url else Path(source)
-        self.refresh = refresh
+        self.refresh = refresh_seconds("ICalOnCall(refresh=...)", refresh)
         self.person = person
         self._calendar: Any = None
         # The calendar read last, with its shifts prepared for lookups.

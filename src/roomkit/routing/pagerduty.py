@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
 from roomkit._urls import http_url
-from roomkit.routing._shared import joined
+from roomkit.routing._shared import joined, refresh_seconds
 
 __all__ = ["PagerDutyOnCall"]
 
@@ -107,15 +107,17 @@ class PagerDutyOnCall:
         schedule_id: the schedule (``PABC123``).
         base_url: the API's ``https://`` address (a regional endpoint); ``http://`` only to
             this machine (``127.0.0.1``, ``::1``, ``localhost``), for a local test server.
-        refresh: seconds an answer is kept before PagerDuty is asked again.
+        refresh: seconds an answer is kept before PagerDuty is asked again (0 to a century).
         clock: the clock, in seconds, timing ``refresh`` and the wait after a failed read
             (``time.monotonic``; a test passes one it moves).
 
     Raises:
         ImportError: httpx is not installed (the ``oncall`` extra).
-        ValueError: an empty token or schedule id, or a ``base_url`` that is not an
-            ``https://`` URL (plain ``http://`` only to a loopback host: the token is sent
-            with every call) or that names a port outside 1 to 65535.
+        TypeError: ``refresh`` is no number.
+        ValueError: ``refresh`` is below 0 or over a century, an empty token or schedule
+            id, or a ``base_url`` that is not an ``https://`` URL (plain ``http://`` only to
+            a loopback host: the token is sent with every call) or that names a port outside
+            1 to 65535.
     """
 
     def __init__(
@@ -145,7 +147,7 @@ class PagerDutyOnCall:
         self.token = token
         self.schedule_id = schedule_id
         self.base_url = base_url.rstrip("/")
-        self.refresh = refresh
+        self.refresh = refresh_seconds("PagerDutyOnCall(refresh=...)", refresh)
         self.clock = clock
         # The last answer: when it was read, the span it holds for, and the person.
         self._kept: tuple[float, datetime, datetime, str | None] | None = None
