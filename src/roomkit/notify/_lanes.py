@@ -26,10 +26,29 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from roomkit.models.shown import shown
 from roomkit.notify.retry import Retry
 from roomkit.stores.outbox import STEPS
 
-__all__ = ["Lane", "Lanes"]
+__all__ = ["Lane", "Lanes", "retry_policy"]
+
+
+def retry_policy(what: str, retry: object, default: Retry) -> Retry:
+    """``retry``, a surface's retry policy, or ``default`` for ``None``.
+
+    Raises:
+        TypeError: ``retry`` is neither a :class:`Retry` nor ``None``, naming ``what``
+            (``"Webhook(retry=...)"``): taken, it would fail the lane's first back-off,
+            inside the notifier's loop.
+    """
+    if retry is None:
+        return default
+    if not isinstance(retry, Retry):
+        raise TypeError(
+            f"{what} must be a Retry (roomkit.notify.Retry(first=..., cap=..., give_up=...)), "
+            f"or None for the defaults, got {shown(retry)}"
+        )
+    return retry
 
 
 @dataclass(slots=True, eq=False)
@@ -87,10 +106,13 @@ class Lanes:
     """The steps' lane, one per surface, and the lane of the surfaces this notifier does
     not have (deliveries another notifier's configuration added: skipped)."""
 
-    def __init__(self, surfaces: dict[str, Retry | None], limit: int) -> None:
+    def __init__(self, surfaces: dict[str, object], limit: int) -> None:
+        """Raises ``TypeError`` when a surface's retry policy is neither a :class:`Retry` nor
+        ``None``."""
         self._named = {STEPS: Lane(STEPS, limit)}
         for name, retry in surfaces.items():
-            self._named[name] = Lane(name, limit, retry or Retry())
+            policy = retry_policy(f"surface {shown(name)}'s retry", retry, Retry())
+            self._named[name] = Lane(name, limit, policy)
         self.others = Lane("(other)", limit)
 
     def __iter__(self) -> Iterator[Lane]:

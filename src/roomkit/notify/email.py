@@ -19,6 +19,7 @@ with requires_extra("roomkit.notify.Email", "notify"):
 
 from roomkit.models.clock import bounded_seconds
 from roomkit.notify._email_message import Mailbox, address_problem, email_texts
+from roomkit.notify._lanes import retry_policy
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice
 
@@ -159,7 +160,7 @@ class Email(Mailbox):
             password = password.rstrip("\r\n")
         self._username, self._password = username, password
         self.timeout = bounded_seconds("Email(timeout=...)", timeout)
-        self.retry = retry if retry is not None else Retry(first=5.0, cap=300.0)
+        self.retry = retry_policy("Email(retry=...)", retry, Retry(first=5.0, cap=300.0))
         if cafile is not None and tls_context is not None:
             raise ValueError("Email takes cafile= or tls_context=, not both")
         if tls_context is not None and not isinstance(tls_context, ssl.SSLContext):

@@ -37,6 +37,7 @@ from roomkit._urls import http_url
 from roomkit.models.clock import bounded_seconds
 from roomkit.notify._header_values import token_of
 from roomkit.notify._http import Origin
+from roomkit.notify._lanes import retry_policy
 from roomkit.notify._phone import answers_of, lines_of, link_token
 from roomkit.notify._quiet import quiet_of, server_of
 from roomkit.notify.retry import Retry
@@ -219,7 +220,7 @@ class Ntfy:
         if token is not None:
             self._headers["authorization"] = f"Bearer {token}"
         self.clear = bool(clear)
-        self.retry = retry if retry is not None else Retry()
+        self.retry = retry_policy("Ntfy(retry=...)", retry, Retry())
         self._origin = Origin(
             self.server + "/", timeout=bounded_seconds("Ntfy(timeout=...)", timeout)
         )

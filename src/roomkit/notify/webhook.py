@@ -26,6 +26,7 @@ with requires_extra("roomkit.notify.Webhook", "notify"):
 from roomkit._urls import http_url
 from roomkit.notify._header_values import header_name_problem, header_value_problem
 from roomkit.notify._http import Origin
+from roomkit.notify._lanes import retry_policy
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
 
@@ -180,7 +181,7 @@ class Webhook:
         if not any(name.lower() == "user-agent" for name in self._headers):
             self._headers = {"user-agent": _USER_AGENT, **self._headers}
         self.url = url
-        self.retry = retry if retry is not None else Retry()
+        self.retry = retry_policy("Webhook(retry=...)", retry, Retry())
         self._origin = Origin(url, timeout=bounded_seconds("Webhook(timeout=...)", timeout))
 
     def reaches(self, recipient: str | None, person: Person | None) -> bool:

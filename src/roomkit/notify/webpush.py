@@ -51,6 +51,7 @@ with requires_extra("roomkit.notify.webpush", "push"):
     from py_vapid import Vapid  # type: ignore[import-untyped]
     from pywebpush import WebPusher  # type: ignore[import-untyped]
 
+from roomkit.notify._lanes import retry_policy
 from roomkit.notify._push_dns import NotPublic, PublicOnly
 from roomkit.notify._push_message import (
     DECLARATIVE,
@@ -167,6 +168,7 @@ class WebPush:
                 f"'mailto:ops@example.com' or an https:// URL, not {subject!r}"
             )
         self.timeout = bounded_seconds("WebPush(timeout=...)", timeout)
+        self.retry = retry_policy("WebPush(retry=...)", retry, Retry())
         pem = (
             load_or_create_vapid_key(data_dir)
             if vapid_private_key is None
@@ -183,7 +185,6 @@ class WebPush:
         self.subscriptions = (
             subscriptions if subscriptions is not None else PushSubscriptions(data_dir)
         )
-        self.retry = retry if retry is not None else Retry()
         self.push_hosts = PushHosts(push_hosts)
         """The hosts this surface pushes to; a desk running it takes subscriptions to them."""
         self._resolver = resolver
