@@ -3,6 +3,7 @@ file and the line; a missing engine names the extra that installs it."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -239,6 +240,22 @@ def test_a_huge_shadow_is_quoted_cut_short() -> None:
 def test_a_bad_opa_url_is_refused() -> None:
     with pytest.raises(PolicyError, match="http"):
         OPAPolicy("localhost:8181")
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://127.0.0.1:99999", "OPAPolicy url names the port '99999' in '127.0.0.1:99999'"),
+        ("http://127.0.0.1:abc", "OPAPolicy url names the port 'abc' in '127.0.0.1:abc'"),
+        ("http://:8181", "OPAPolicy url must be an http:// or https:// URL naming a host"),
+        ("http://[::1:8181", "OPAPolicy url is no URL (Invalid IPv6 URL)"),
+    ],
+)
+def test_an_opa_url_no_query_can_reach_is_refused_naming_it(url: str, said: str) -> None:
+    """A port out of range or no number was taken, and failed every decision inside httpx;
+    an unclosed bracket raised urllib's bare ValueError."""
+    with pytest.raises(PolicyError, match=re.escape(said)):
+        OPAPolicy(url)
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Any, Self, Unpack
 from urllib.parse import urlsplit
 
+from roomkit._urls import http_url
 from roomkit.policy._base import (
     PolicyBase,
     PolicyError,
@@ -60,8 +61,8 @@ class OPAPolicy(PolicyBase):
 
     Raises:
         PolicyError: ``url`` is not an http(s) URL (or holds a user name or password, a query
-            or a fragment), ``path`` names no rule, a header is not ASCII text, or
-            ``timeout`` is not a positive, finite number.
+            or a fragment, names no host, or a port outside 1 to 65535), ``path`` names no
+            rule, a header is not ASCII text, or ``timeout`` is not a positive, finite number.
         ImportError: ``httpx`` is not installed (the ``opa`` extra).
     """
 
@@ -200,10 +201,14 @@ def _check_url(url: str) -> None:
     is each decision's recorded ``version``): the message does not quote it.
 
     Raises:
-        PolicyError: ``url`` holds a user name or password, a query or a fragment.
+        PolicyError: ``url`` holds a user name or password, a query or a fragment, names no
+            host, or a port that is no number from 1 to 65535.
     """
-    parts = urlsplit(url)
-    if "@" in parts.netloc:
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:  # an IPv6 host's bracket left open: told below
+        netloc = ""
+    if "@" in netloc:
         raise PolicyError(
             "OPAPolicy url holds a user name or password, which every decision's history "
             "would record: give the server's URL without them, and the credentials as "
@@ -216,3 +221,8 @@ def _check_url(url: str) -> None:
                 "(each query would go elsewhere): give the server's URL alone, the rule's "
                 "path as path= and a token as headers={'Authorization': ...}"
             )
+    try:
+        # Checked here: a port out of range or no number would fail every decision in httpx.
+        http_url(url, "OPAPolicy url")
+    except ValueError as error:
+        raise PolicyError(str(error)) from None
