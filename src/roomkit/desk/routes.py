@@ -55,6 +55,7 @@ from roomkit.desk.shapes import (
     RequestView,
     SessionView,
     error_responses,
+    shown_texts,
     view_of,
 )
 from roomkit.desk.ws import serve_socket
@@ -399,7 +400,8 @@ def build_router(desk: "Desk") -> DeskRouter:
         """The request's history, oldest first: who decided what, when, through which
         surface, and the digest of the arguments that ran."""
         request = await visible(caller, request_id)
-        return {"entries": await handler.history(request.pending_id)}
+        entries = await handler.history(request.pending_id)
+        return {"entries": shown_texts(entries, request.pending_id, "history")}
 
     @router.websocket("/ws")
     async def socket(websocket: WebSocket) -> None:

@@ -17,10 +17,14 @@ writes. A request's ``kind`` says how a page shows it and which answer body it t
 
 Every text of a body must be text UTF-8 can encode: a lone surrogate (which the JSON escape
 ``"\\ud800"`` can carry) is refused with a 422 naming where it is, before anything is read.
+A store written by an earlier version, which let such texts through, may still hold one (in
+a request's arguments, a vote's reason, a history entry): the desk shows it with U+FFFD in
+its place (:func:`shown_texts`) and changes nothing stored.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
@@ -28,7 +32,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 from pydantic_core import PydanticCustomError
 
-from roomkit._storable import unencodable_text
+from roomkit._storable import replaced_surrogates, unencodable_text
 from roomkit.models.kinds import Kind, kind_of, option_labels, request_kind
 from roomkit.models.pending_input import PendingInput
 from roomkit.stores import approved_by
@@ -48,8 +52,11 @@ __all__ = [
     "kind_of",
     "option_labels",
     "request_kind",
+    "shown_texts",
     "view_of",
 ]
+
+logger = logging.getLogger("roomkit.desk")
 
 MAX_REASON_CHARS = 1000
 
@@ -233,9 +240,28 @@ class RejectBody(BaseModel):
     digest: Digest | None = None
 
 
+def shown_texts(value: _T, pending_id: str, what: str) -> _T:
+    """``value`` (``what`` of the request ``pending_id``, read from the store) as the desk
+    shows it: as it is, or, when a text in it holds a lone surrogate, which no JSON response
+    can carry, a copy with U+FFFD in place of each, and a warning naming the request."""
+    problem = unencodable_text(value)
+    if problem is None:
+        return value
+    logger.warning(
+        "The %s of request %s holds %s (stored by an earlier version): the desk shows "
+        "U+FFFD in its place",
+        what,
+        pending_id,
+        problem,
+        extra={"event": "unencodable_text", "pending_id": pending_id},
+    )
+    replaced: _T = replaced_surrogates(value)
+    return replaced
+
+
 def view_of(request: PendingInput) -> dict[str, Any]:
     """The request as a JSON-ready :class:`RequestView` dict."""
-    return {
+    view: dict[str, Any] = {
         "id": request.pending_id,
         "tool_name": request.tool_name,
         "arguments": request.arguments,
@@ -269,3 +295,4 @@ def view_of(request: PendingInput) -> dict[str, Any]:
             for vote in request.votes
         ],
     }
+    return shown_texts(view, request.pending_id, "record")
