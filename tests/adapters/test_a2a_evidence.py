@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,25 @@ def test_the_export_is_a_chain_the_proposals_check_accepts(
     assert chain_problem(records) is None
     records[0]["decision"] = "DENY"
     assert chain_problem(records) == "record 0 was changed after it was hashed"
+
+
+def test_a_lone_surrogate_in_a_history_is_exported_as_a_replacement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A history an earlier version wrote with a lone surrogate (the JSON escape) exports
+    as a chain that holds, with U+FFFD in its place; the history is left as it is."""
+    path = tmp_path / "kit.db"
+    url = f"sqlite:///{path}"
+    asyncio.run(decide(url))
+    edit = "UPDATE roomkit_history SET entry = replace(entry, ?, ?) RETURNING entry"
+    with closing(sqlite3.connect(path)) as db, db:
+        stored = sorted(db.execute(edit, ('"to":"bob"', '"to":"b\\ud800b"')).fetchall())
+    assert main(["audit", "export", "--store", url, "--format", "a2a-evidence"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert records[0]["intent"]["arguments"] == {"to": "b\ufffdb"}
+    assert chain_problem(records) is None
+    with closing(sqlite3.connect(path)) as db:
+        assert sorted(db.execute("SELECT entry FROM roomkit_history").fetchall()) == stored
 
 
 def test_since_is_refused_with_the_evidence_format(

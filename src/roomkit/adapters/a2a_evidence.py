@@ -12,6 +12,10 @@ A request's decision: an approval approved or edited is ``ALLOW``, rejected ``DE
 question answered is ``ALLOW``, refused ``DENY``; a request that timed out or was withdrawn,
 ``ABSTAIN``. The task is the A2A task that showed the request (the ``task`` of its ``shown``
 entry on the ``a2a`` surface), or the request's room when A2A did not ask.
+
+A history written by an earlier version may hold a text with a lone surrogate (the JSON
+escape ``"\\ud800"``), which canonical JSON cannot hash: its record carries U+FFFD in its
+place, so that the chain holds for whoever checks it; the history itself is not changed.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from roomkit._storable import replaced_surrogates, unencodable_text
 
 __all__ = [
     "GENESIS",
@@ -51,7 +57,8 @@ def evidence_record(
     pending_id: str, entries: Sequence[Mapping[str, Any]], *, agent_id: str = "roomkit"
 ) -> dict[str, Any] | None:
     """The evidence record of one request (its history entries, oldest first), its hashes
-    not set yet (:func:`chained` sets them); ``None`` while it is not settled."""
+    not set yet (:func:`chained` sets them), with U+FFFD in place of each lone surrogate;
+    ``None`` while it is not settled."""
     created = next((e for e in entries if e.get("type") == "created"), None)
     settled = next((e for e in reversed(entries) if e.get("type") == "settled"), None)
     if created is None or settled is None:
@@ -71,7 +78,7 @@ def evidence_record(
     who = settled.get("actor")
     where = settled.get("surface")
     outcome = status + (f" by {who}" if who else "") + (f" on {where}" if where else "")
-    return {
+    record: dict[str, Any] = {
         "record_id": f"{pending_id}.{settled.get('seq', len(entries) - 1)}",
         "agent_id": agent_id,
         "task_id": str(task or created.get("room") or ""),
@@ -86,6 +93,10 @@ def evidence_record(
         "outcome_status": status,
         "timestamp_utc": settled.get("at"),
     }
+    if unencodable_text(record) is not None:
+        replaced: dict[str, Any] = replaced_surrogates(record)
+        return replaced
+    return record
 
 
 def evidence_records(
