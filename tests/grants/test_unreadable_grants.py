@@ -161,3 +161,24 @@ async def test_the_desk_revokes_an_unreadable_grant_for_an_administrator(tmp_pat
             assert "cannot be read" in shown["detail"]
             again = await client.post(revoke, headers=bearer("root", admin=True))
             assert again.status_code == 409
+
+
+async def test_the_desk_shows_a_grant_text_with_a_lone_surrogate_with_a_replacement(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An earlier version stored the JSON escape ``"\\ud800"`` in the grant's schema."""
+    site = StoreSite("sqlite", f"sqlite:///{tmp_path / 'desk.db'}", "")
+    async with world_at(site) as world:
+        await world.handler.grants.add(_grant("g-1", expires_at=4_000_000_000.0))
+        body = '{"actor_id":"bob","granted_by":["ann"],"schema":{"type":"obj\\ud800"}}'
+        _set_body(site, "g-1", body)
+        async with world.client() as client:
+            with caplog.at_level(logging.WARNING, logger="roomkit.desk"):
+                listed = await client.get("/api/grants", headers=bearer("ann"))
+                revoked = await client.post("/api/grants/g-1/revoke", headers=bearer("ann"))
+
+    assert listed.status_code == 200, listed.text
+    assert [grant["schema"] for grant in listed.json()["grants"]] == [{"type": "obj\ufffd"}]
+    assert revoked.status_code == 200, revoked.text
+    assert revoked.json()["schema"] == {"type": "obj\ufffd"}
+    assert "Grant g-1 holds a lone surrogate (U+D800)" in caplog.text

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from roomkit.core.exceptions import CorruptRecordError, InvalidAnswerError
 from roomkit.desk.auth import Principal
 from roomkit.desk.gate import signed_in
-from roomkit.desk.shapes import error_responses
+from roomkit.desk.shapes import error_responses, shown_texts
 from roomkit.models.pending_input import PendingInput
 from roomkit.policy.grants import Grant, GrantRefusedError, GrantScope, approve_and_grant
 from roomkit.tools.human_input import HumanInputHandler
@@ -104,9 +104,12 @@ class GrantList(BaseModel):
 
 def view_of_grant(grant: Grant, now: float) -> GrantView:
     """``grant`` as the desk shows it at ``now``."""
-    # Every field but the state (the grant's own at ``now``) is the grant's, as it holds it;
-    # what the view does not show (``extra``) is left out.
-    shown = dataclasses.asdict(grant)
+    # Every field but the state (the grant's own at ``now``) is the grant's, as it holds it
+    # (with U+FFFD for a lone surrogate an earlier version stored); what the view does not
+    # show (``extra``) is left out.
+    fields = dataclasses.asdict(grant)
+    del fields["extra"]
+    shown = shown_texts(fields, f"grant {grant.grant_id}")
     shown["arguments_schema"] = shown.pop("schema")
     return GrantView.model_validate({**shown, "state": grant.state(now)})
 

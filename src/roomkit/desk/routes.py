@@ -401,7 +401,7 @@ def build_router(desk: "Desk") -> DeskRouter:
         surface, and the digest of the arguments that ran."""
         request = await visible(caller, request_id)
         entries = await handler.history(request.pending_id)
-        return {"entries": shown_texts(entries, request.pending_id, "history")}
+        return {"entries": shown_texts(entries, f"the history of request {request.pending_id}")}
 
     @router.websocket("/ws")
     async def socket(websocket: WebSocket) -> None:

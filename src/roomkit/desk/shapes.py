@@ -240,20 +240,18 @@ class RejectBody(BaseModel):
     digest: Digest | None = None
 
 
-def shown_texts(value: _T, pending_id: str, what: str) -> _T:
-    """``value`` (``what`` of the request ``pending_id``, read from the store) as the desk
-    shows it: as it is, or, when a text in it holds a lone surrogate, which no JSON response
-    can carry, a copy with U+FFFD in place of each, and a warning naming the request."""
+def shown_texts(value: _T, what: str) -> _T:
+    """``value`` (``what``, read from the store: ``"the history of request <id>"``) as the
+    desk shows it: as it is, or, when a text in it holds a lone surrogate, which no JSON
+    response can carry, a copy with U+FFFD in place of each, and a warning naming ``what``."""
     problem = unencodable_text(value)
     if problem is None:
         return value
     logger.warning(
-        "The %s of request %s holds %s (stored by an earlier version): the desk shows "
-        "U+FFFD in its place",
-        what,
-        pending_id,
+        "%s holds %s (stored by an earlier version): the desk shows U+FFFD in its place",
+        what[:1].upper() + what[1:],
         problem,
-        extra={"event": "unencodable_text", "pending_id": pending_id},
+        extra={"event": "unencodable_text"},
     )
     replaced: _T = replaced_surrogates(value)
     return replaced
@@ -295,4 +293,4 @@ def view_of(request: PendingInput) -> dict[str, Any]:
             for vote in request.votes
         ],
     }
-    return shown_texts(view, request.pending_id, "record")
+    return shown_texts(view, f"the record of request {request.pending_id}")
