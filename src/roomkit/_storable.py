@@ -68,9 +68,44 @@ def unencodable_text(value: object) -> str | None:
                 break
         else:
             return None
+        # An object one level deeper (a record's view: lists of ids, a tool's arguments),
+        # still without the walk.
+        if _ascii_shallow(value):
+            return None
     if _encodable(value):
         return None
     return _locate(value)
+
+
+def _ascii_flat(items: Iterable[object]) -> bool:
+    """Whether each item is ASCII text, a number, a flag or ``None``."""
+    for item in items:
+        if type(item) is str:
+            if not item.isascii():
+                return False
+        elif type(item) not in _NO_TEXT:
+            return False
+    return True
+
+
+def _ascii_shallow(value: dict[Any, Any]) -> bool:
+    """Whether ``value``'s keys are ASCII text and its values ASCII text, numbers, flags,
+    ``None``, or lists and objects of those."""
+    for key, child in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        if type(child) is str:
+            if not child.isascii():
+                return False
+        elif type(child) is list or type(child) is tuple:
+            if not _ascii_flat(child):
+                return False
+        elif type(child) is dict:
+            if not (_ascii_flat(child) and _ascii_flat(child.values())):
+                return False
+        elif type(child) not in _NO_TEXT:
+            return False
+    return True
 
 
 def _encodes(text: str) -> bool:
