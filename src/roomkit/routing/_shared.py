@@ -1,10 +1,12 @@
-"""One read at a time, shared by the lookups that arrive while it is under way.
+"""One read at a time, shared by the lookups that arrive while it is under way, and a pause
+after a read that failed.
 
 An on-call source reads its schedule (a feed, a file, PagerDuty) when a lookup needs it;
 lookups meanwhile wait on that read rather than each starting their own, and the read goes on
 when a lookup waiting on it gives up (the routing's bound), so that a slow source is not read
-afresh, and waited on again, by every lookup. How long a read is kept (``refresh``) is
-checked here too, the same way for every source.
+afresh, and waited on again, by every lookup. A read that failed is not tried again for a
+while (:class:`Backoff`): meanwhile the lookups meet its failure at once. How long a read is
+kept (``refresh``) is checked here too, the same way for every source.
 """
 
 from __future__ import annotations
@@ -16,9 +18,41 @@ from typing import Any, TypeVar
 from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.models.shown import shown
 
-__all__ = ["joined", "refresh_seconds"]
+__all__ = ["RETRY", "Backoff", "joined", "refresh_seconds"]
 
 T = TypeVar("T")
+
+RETRY = 30.0
+"""Seconds after a failed read before the source is read again."""
+
+
+class Backoff:
+    """The last failure of a source's reads, which stands for ``wait`` seconds after it.
+
+    Args:
+        wait: seconds a failure stands (:data:`RETRY`).
+    """
+
+    def __init__(self, wait: float = RETRY) -> None:
+        self.wait = wait
+        self._failed: tuple[float, Exception] | None = None
+
+    def failed(self, when: float, error: Exception) -> None:
+        """Record that a read failed with ``error`` at ``when`` (seconds of the source's
+        clock)."""
+        self._failed = (when, error)
+
+    def succeeded(self) -> None:
+        """Record that a read succeeded: the failure before no longer stands."""
+        self._failed = None
+
+    def standing(self, now: float) -> Exception | None:
+        """The failure that stands at ``now``, so that the source is not read again yet;
+        ``None`` when it may be."""
+        failed = self._failed
+        if failed is not None and now - failed[0] < self.wait:
+            return failed[1]
+        return None
 
 
 def refresh_seconds(what: str, value: object) -> float:

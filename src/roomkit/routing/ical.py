@@ -41,7 +41,7 @@ from roomkit.routing._ical_rules import (
     unreadable_times,
 )
 from roomkit.routing._ical_zones import MAX_TRANSITIONS, zoned
-from roomkit.routing._shared import joined, refresh_seconds
+from roomkit.routing._shared import Backoff, joined, refresh_seconds
 
 __all__ = ["MAX_STEPS", "MAX_TRANSITIONS", "ICalOnCall"]
 
@@ -54,9 +54,6 @@ MAX_BYTES = 4 * 1024 * 1024
 shifts take a few hundred KiB)."""
 _SHOWN_PATH = 200
 """The most characters of a schedule's path or URL a message quotes."""
-_RETRY = 30.0
-"""Seconds after a failed read before the feed is read again (meanwhile the schedule read
-before stands, or, before any, the failure)."""
 
 
 def _libraries() -> tuple[Any, Any]:
@@ -133,7 +130,9 @@ class ICalOnCall:
         # The read and preparation under way, which every lookup meanwhile waits on.
         self._preparing: asyncio.Task[Any] | None = None
         self._read_at = 0.0
-        self._failed: tuple[float, Exception] | None = None
+        # A failed read of the feed: meanwhile the schedule read before stands, or, before
+        # any, the failure.
+        self._backoff = Backoff()
         self._stamp: tuple[int, ...] | None = None
         # The events skipped as unreadable, each warned of once.
         self._skipped: set[str] = set()
@@ -296,17 +295,17 @@ class ICalOnCall:
         now = time.monotonic()
         if self._calendar is not None and now - self._read_at < self.refresh:
             return self._calendar
-        failed = self._failed
-        if failed is not None and now - failed[0] < _RETRY:
+        failed = self._backoff.standing(now)
+        if failed is not None:
             if self._calendar is not None:
                 return self._calendar
-            raise failed[1]
+            raise failed
         try:
             data = await self._fetch()
             calendar = await asyncio.to_thread(self._parse, data, "the feed")
         except Exception as error:
             # Not read again at every routing: the last schedule read stands meanwhile.
-            self._failed = (now, error)
+            self._backoff.failed(now, error)
             if self._calendar is None:
                 raise
             logger.warning(
@@ -314,7 +313,8 @@ class ICalOnCall:
                 error,
             )
             return self._calendar
-        self._calendar, self._read_at, self._failed = calendar, now, None
+        self._calendar, self._read_at = calendar, now
+        self._backoff.succeeded()
         return self._calendar
 
     async def _fetch(self) -> bytes:

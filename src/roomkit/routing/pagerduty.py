@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from roomkit._extras import requires_extra
 from roomkit._urls import http_url
-from roomkit.routing._shared import joined, refresh_seconds
+from roomkit.routing._shared import RETRY, Backoff, joined, refresh_seconds
 
 __all__ = ["PagerDutyOnCall"]
 
@@ -36,8 +36,6 @@ _FETCH = 10.0
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most bytes of an answer read: the entries of one schedule at one moment take a few
 KiB, and an answer is read whole before it is parsed."""
-_RETRY = 30.0
-"""Seconds after a failed read before PagerDuty is asked again."""
 _STALE = 3600.0
 """Seconds after it was read that an answer may stand in for PagerDuty while it fails."""
 
@@ -152,7 +150,7 @@ class PagerDutyOnCall:
         # The last answer: when it was read, the span it holds for, and the person.
         self._kept: tuple[float, datetime, datetime, str | None] | None = None
         # The last read's failure and when it came, until a read succeeds.
-        self._failed: tuple[float, Exception] | None = None
+        self._backoff = Backoff()
         # The read under way, which lookups meanwhile wait on rather than asking again.
         self._reading: asyncio.Task[tuple[float, datetime, datetime, str | None]] | None = None
 
@@ -173,12 +171,12 @@ class PagerDutyOnCall:
                 kept = None
             elif now - kept[0] < self.refresh:
                 return kept[3]
-            failed = self._failed
-            if failed is not None and now - failed[0] < _RETRY:
+            failed = self._backoff.standing(now)
+            if failed is not None:
                 # Not asked again at each routing, which would wait up to 10 s on it every time.
                 if kept is not None:
                     return kept[3]
-                raise failed[1].with_traceback(None)
+                raise failed.with_traceback(None)
             reading, mine = joined(self._reading, lambda: self._read(at))
             self._reading = reading
             try:
@@ -192,7 +190,7 @@ class PagerDutyOnCall:
                         "read before stands, and PagerDuty is asked again in %g s",
                         self.schedule_id,
                         error,
-                        _RETRY,
+                        RETRY,
                     )
                 return kept[3]
             if read[1] <= at < read[2]:
@@ -205,9 +203,9 @@ class PagerDutyOnCall:
         try:
             best = await self._ask(at)
         except Exception as error:
-            self._failed = (self.clock(), error)
+            self._backoff.failed(self.clock(), error)
             raise
-        self._failed = None
+        self._backoff.succeeded()
         if best is None:
             self._kept = (self.clock(), at, at + timedelta(seconds=1), None)
         else:
