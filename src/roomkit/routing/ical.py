@@ -13,7 +13,10 @@ from. A file removed for a while leaves the schedule read before.
 
 Reading a schedule and working out its shifts takes seconds for a large one, so it is done
 on a worker thread, never on the event loop: parsing a file that changed or a feed read
-again, preparing its recurring shifts (once per read), and expanding them at a moment.
+again, preparing its recurring shifts (once per read), and expanding them for a window of
+hours (:mod:`roomkit.routing._ical_shifts`), once for all the lookups in that window. One
+expansion runs at a time, and it goes on when the lookup waiting on it gives up, for the
+next lookup to find.
 """
 
 from __future__ import annotations
@@ -33,13 +36,13 @@ from roomkit._urls import http_url
 from roomkit.models.shown import shown
 from roomkit.routing._ical_rules import (
     MAX_STEPS,
-    aware,
     backwards,
     costly,
     malformed,
     past_the_calendar,
     unreadable_times,
 )
+from roomkit.routing._ical_shifts import Shifts
 from roomkit.routing._ical_zones import MAX_TRANSITIONS, zoned
 from roomkit.routing._shared import Backoff, joined, refresh_seconds
 
@@ -126,9 +129,11 @@ class ICalOnCall:
         self.person = person
         self._calendar: Any = None
         # The calendar read last, with its shifts prepared for lookups.
-        self._prepared: tuple[Any, Any] | None = None
+        self._prepared: tuple[Any, Shifts] | None = None
         # The read and preparation under way, which every lookup meanwhile waits on.
-        self._preparing: asyncio.Task[Any] | None = None
+        self._preparing: asyncio.Task[Shifts] | None = None
+        # The expansion of a window of shifts under way, which lookups meanwhile wait on.
+        self._expanding: asyncio.Task[None] | None = None
         self._read_at = 0.0
         # A failed read of the feed: meanwhile the schedule read before stands, or, before
         # any, the failure.
@@ -237,7 +242,7 @@ class ICalOnCall:
             calendar.subcomponents = [c for c in calendar.subcomponents if id(c) not in gone]
             self._skip(events, why)
 
-    def _query(self, calendar: Any) -> Any:
+    def _query(self, calendar: Any) -> Shifts:
         """The calendar's shifts, recurring ones expanded on demand; a series whose rule
         cannot be expanded is left out (and warned of once)."""
         query = self._recurring.of(calendar, skip_bad_series=True)
@@ -246,7 +251,7 @@ class ICalOnCall:
         dropped = [c for c in calendar.walk("VEVENT") if str(c.get("UID", id(c))) not in kept]
         if dropped:
             self._skip(dropped, "their recurrence cannot be worked out")
-        return query
+        return Shifts(query)
 
     def _skip(self, events: list[Any], why: str) -> None:
         uids = sorted({str(event.get("UID", "(no UID)")) for event in events} - self._skipped)
@@ -342,7 +347,7 @@ class ICalOnCall:
             raise TimeoutError(f"the feed took longer than {_FETCH:g} s to read") from None
         return bytes(data)
 
-    async def _shifts(self) -> Any:
+    async def _shifts(self) -> Shifts:
         """The schedule's shifts, read again and prepared when it changed.
 
         One read and preparation runs at a time, every lookup meanwhile waiting on it, and
@@ -353,7 +358,7 @@ class ICalOnCall:
         self._preparing, _ = joined(self._preparing, self._prepare)
         return await asyncio.shield(self._preparing)
 
-    async def _prepare(self) -> Any:
+    async def _prepare(self) -> Shifts:
         calendar = await self._load()
         prepared = self._prepared
         if prepared is not None and prepared[0] is calendar:
@@ -366,24 +371,16 @@ class ICalOnCall:
         """The person on call at ``at`` (of the shifts then, the one that started last: an
         override laid over the rotation wins; a cancelled one counts for nothing); ``None``
         when nobody is."""
-        query = await self._shifts()
-        # Off the event loop: a rule repeating every minute for years takes seconds to expand.
-        events = await asyncio.to_thread(
-            query.between, at - timedelta(days=1), at + timedelta(seconds=1)
-        )
-        current: list[tuple[datetime, Any]] = []
-        for event in events:
-            if str(event.get("STATUS", "")).upper() == "CANCELLED":
-                # A cancelled shift, or a cancelled override, puts nobody on call.
-                continue
-            starts = aware(event.get("DTSTART").dt if event.get("DTSTART") else None)
-            ends = aware(event.get("DTEND").dt if event.get("DTEND") else None)
-            if starts is not None and ends is not None and starts <= at < ends:
-                current.append((starts, event))
-        if not current:
-            return None
-        current.sort(key=lambda found: found[0])
-        return self.person(current[-1][1])
+        shifts = await self._shifts()
+        while not shifts.ready(at) and at.tzinfo is not None:
+            # Off the event loop, once for the lookups of a window of hours: a schedule of
+            # thousands of rotations takes seconds to expand.
+            self._expanding, _ = joined(
+                self._expanding, lambda: asyncio.to_thread(shifts.expand, at)
+            )
+            await asyncio.shield(self._expanding)
+        event = await asyncio.to_thread(shifts.on_call, at)
+        return None if event is None else self.person(event)
 
 
 def _reasons(calendar: Any, why_of: Callable[[Any], str | None]) -> dict[str, str]:
