@@ -7,16 +7,20 @@ hands them to the claim after it at once, whatever the leases of the three claim
 On PostgreSQL and Redis a relay lets the claim reach the server, drops the reply and cuts
 the connection: the claim is committed and its caller gets a
 :class:`~roomkit.core.exceptions.StoreUnavailableError` (the Redis client tries no second
-time). SQLite has no wire to cut: the claim's caller is cancelled as its transaction goes
-to the store's thread (by the store's clock, read just before the transaction's BEGIN), so
-the transaction commits and the caller hears only the cancellation.
+time). SQLite has no wire to cut: the claim is made while another write runs, so that it
+goes in the store's next batch of writes, and its caller is cancelled as that batch's
+transaction goes to the store's thread (by the store's clock, read just before the
+transaction's BEGIN). A batch runs every write it took, whatever befalls their callers: the
+claim commits and its caller hears only the cancellation. (A claim made alone runs in its
+caller's task, and a cancellation there lands after the commit only if the BEGIN took the
+write lock at once, without a second trip to the thread.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -53,16 +57,34 @@ Lose = Callable[[float, float], Awaitable[None]]
 
 
 class CancellingClock:
-    """A store's clock that, once armed, cancels a task at its next reading."""
+    """A store's clock that, once armed, cancels a task at its first reading taken once the
+    write the task was made behind has ended: the reading of the batch of writes after that
+    one, just before the batch's transaction goes to the store's thread."""
 
     def __init__(self) -> None:
-        self.victim: asyncio.Task[Any] | None = None
+        self.armed: tuple[asyncio.Task[Any], asyncio.Task[Any]] | None = None
+        """The task to cancel, and the write it was made behind."""
 
     def __call__(self) -> float:
-        victim, self.victim = self.victim, None
-        if victim is not None:
+        if self.armed is not None and self.armed[1].done():
+            victim, _ = self.armed
+            self.armed = None
             victim.cancel()
         return 1_700_000_000.0
+
+
+async def cancel_as_it_commits(
+    clock: CancellingClock, outbox: Outbox, claim: Coroutine[Any, Any, list[OutboxItem]]
+) -> None:
+    """Make ``claim`` on a SQLite outbox while another write runs, so that it goes in the
+    batch after that write; its caller is cancelled as the batch's transaction starts, and
+    the batch commits it all the same."""
+    ahead = asyncio.create_task(outbox.renew("p0.none", OWNER, 0.0))
+    lost = asyncio.create_task(claim)
+    clock.armed = lost, ahead
+    with pytest.raises(asyncio.CancelledError):
+        await lost
+    assert await ahead is False, "the write ahead of it had nothing to renew"
 
 
 def claimed(items: list[OutboxItem]) -> list[tuple[str, float]]:
@@ -142,10 +164,7 @@ async def test_a_cancelled_claim_that_committed_hands_its_items_to_the_next(
     async with SQLiteStore(tmp_path / "lost.db", clock=clock) as store:
         outbox = store.outbox
         await outbox.add([REMIND, SLACK])
-        first = asyncio.create_task(outbox.claim(OWNER, 5.0, 60.0, 10, lanes=lanes))
-        clock.victim = first
-        with pytest.raises(asyncio.CancelledError):
-            await first
+        await cancel_as_it_commits(clock, outbox, outbox.claim(OWNER, 5.0, 60.0, 10, lanes=lanes))
         assert await outbox.next_due() == 65.0, "the claim committed: every item is leased"
         await hands_both_over(outbox, lanes, lease)
 
@@ -181,14 +200,12 @@ async def test_a_lost_claim_and_its_lost_hand_over_hand_over_at_once_whatever_th
 ) -> None:
     clock = CancellingClock()
     async with SQLiteStore(tmp_path / "lost.db", clock=clock) as store:
+        outbox = store.outbox
 
         async def lose(now: float, lease: float) -> None:
-            claim = asyncio.create_task(store.outbox.claim(OWNER, now, lease, 10))
-            clock.victim = claim
-            with pytest.raises(asyncio.CancelledError):
-                await claim
+            await cancel_as_it_commits(clock, outbox, outbox.claim(OWNER, now, lease, 10))
 
-        await comes_after_two_lost(store.outbox, lose, chain)
+        await comes_after_two_lost(outbox, lose, chain)
 
 
 @pytest.mark.parametrize("chain", CHAINS)
