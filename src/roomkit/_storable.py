@@ -89,23 +89,18 @@ def _ascii_flat(items: Iterable[object]) -> bool:
 
 
 def _ascii_shallow(value: dict[Any, Any]) -> bool:
-    """Whether ``value``'s keys are ASCII text and its values ASCII text, numbers, flags,
-    ``None``, or lists and objects of those."""
-    for key, child in value.items():
-        if type(key) is not str or not key.isascii():
-            return False
-        if type(child) is str:
-            if not child.isascii():
-                return False
-        elif type(child) is list or type(child) is tuple:
-            if not _ascii_flat(child):
-                return False
-        elif type(child) is dict:
-            if not (_ascii_flat(child) and _ascii_flat(child.values())):
-                return False
-        elif type(child) not in _NO_TEXT:
-            return False
-    return True
+    """Whether ``value`` holds only ASCII texts, numbers, flags and ``None``, in its keys, its
+    values and the items (and keys) of the lists and objects among them."""
+    children = value.values()
+    return (
+        _ascii_flat(value)
+        and _ascii_flat(child for child in children if type(child) not in _NESTED)
+        and all(
+            _ascii_flat(child) and (type(child) is not dict or _ascii_flat(child.values()))
+            for child in children
+            if type(child) in _NESTED
+        )
+    )
 
 
 def _encodes(text: str) -> bool:
@@ -118,6 +113,9 @@ def _encodes(text: str) -> bool:
 
 _NO_TEXT = frozenset({int, float, bool, type(None)})
 """The exact types of JSON values that hold no text."""
+
+_NESTED = frozenset({dict, list, tuple})
+"""The exact types of JSON values that hold others."""
 
 
 def _encodable(value: object) -> bool:
