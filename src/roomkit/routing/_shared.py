@@ -48,10 +48,13 @@ class Backoff:
 
     def standing(self, now: float) -> Exception | None:
         """The failure that stands at ``now``, so that the source is not read again yet;
-        ``None`` when it may be."""
+        ``None`` when it may be. It comes without a traceback, to be raised afresh."""
         failed = self._failed
         if failed is not None and now - failed[0] < self.wait:
-            return failed[1]
+            # The same error is raised by every lookup meanwhile: each raise would add its
+            # frames to the traceback of the one before, growing it (and the memory it
+            # holds) for as long as the failure stands.
+            return failed[1].with_traceback(None)
         return None
 
 

@@ -176,7 +176,7 @@ class PagerDutyOnCall:
                 # Not asked again at each routing, which would wait up to 10 s on it every time.
                 if kept is not None:
                     return kept[3]
-                raise failed.with_traceback(None)
+                raise failed
             reading, mine = joined(self._reading, lambda: self._read(at))
             self._reading = reading
             try:
