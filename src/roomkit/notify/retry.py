@@ -3,9 +3,10 @@ doubling with jitter, each wait capped, giving up after a day."""
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
+
+from roomkit.models.clock import bounded_seconds
 
 __all__ = ["Retry"]
 
@@ -17,6 +18,12 @@ class Retry:
     Attempt ``n`` (from 1) waits ``min(cap, first * 2 ** (n - 1))`` seconds, less a random
     share of up to ``jitter`` of it, after the attempt before; a delivery still failing
     ``give_up`` seconds after it was first owed is dropped (and logged).
+
+    Raises:
+        TypeError: ``first``, ``cap`` or ``give_up`` is no number of seconds, or ``jitter``
+            no number (a bool is neither), naming it.
+        ValueError: ``first``, ``cap`` or ``give_up`` is not above 0 and at most a century,
+            or ``jitter`` not from 0 to below 1, naming it.
     """
 
     first: float = 1.0
@@ -26,13 +33,15 @@ class Retry:
 
     def __post_init__(self) -> None:
         for name in ("first", "cap", "give_up"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TypeError(f"Retry({name}=...) takes seconds, got {value!r}")
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"Retry({name}=...) must be positive and finite, got {value}")
-        if not 0 <= self.jitter < 1:
-            raise ValueError(f"Retry(jitter=...) is a share from 0 to below 1, got {self.jitter}")
+            # Over a century is a mistake (a digit too many, a unit mixed up), refused as
+            # every other timing of the notifier is.
+            bounded_seconds(f"Retry({name}=...)", getattr(self, name))
+        jitter = self.jitter
+        if isinstance(jitter, bool) or not isinstance(jitter, int | float):
+            # Taken, it would fail each retry inside the notifier, as arithmetic naming nothing.
+            raise TypeError(f"Retry(jitter=...) is a share from 0 to below 1, got {jitter!r}")
+        if not 0 <= jitter < 1:  # NaN too
+            raise ValueError(f"Retry(jitter=...) is a share from 0 to below 1, got {jitter}")
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before attempt ``attempt + 1`` (``attempt`` failed, from 1)."""
