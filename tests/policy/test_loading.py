@@ -298,11 +298,16 @@ def test_an_opa_path_that_names_no_rule_is_refused(path: object) -> None:
         OPAPolicy("http://127.0.0.1:8181", path)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), "2", True])
-def test_an_opa_timeout_that_is_not_a_positive_number_is_refused(timeout: object) -> None:
-    """As RegoPolicy's: a NaN or infinite timeout would bound no query."""
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), "2", True, 4e9, 1e300])
+def test_an_opa_timeout_not_above_0_and_at_most_a_century_is_refused(timeout: object) -> None:
+    """As RegoPolicy's: a NaN or infinite timeout would bound no query, one over a century
+    is a mistake."""
     with pytest.raises(PolicyError, match="OPAPolicy timeout is a positive number of seconds"):
         OPAPolicy("http://127.0.0.1:8181", timeout=timeout)  # type: ignore[arg-type]
+
+
+def test_an_opa_timeout_of_up_to_a_century_is_taken() -> None:
+    assert OPAPolicy("http://127.0.0.1:8181", timeout=3_153_600_000).timeout == 3_153_600_000
 
 
 @pytest.mark.parametrize(

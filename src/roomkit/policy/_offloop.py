@@ -13,12 +13,12 @@ limit.
 from __future__ import annotations
 
 import asyncio
-import math
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from roomkit.models.clock import LONGEST_TIMEOUT
 from roomkit.policy._base import PolicyError
 
 __all__ = ["IN_PROCESS_TIMEOUT", "WORKERS", "OffLoop", "checked_timeout"]
@@ -37,15 +37,20 @@ def checked_timeout(timeout: object, owner: str) -> float:
     """``timeout`` as seconds.
 
     Raises:
-        PolicyError: ``timeout`` is not a positive, finite number.
+        PolicyError: ``timeout`` is not a positive number, at most
+            :data:`~roomkit.models.clock.LONGEST_TIMEOUT` (a century).
     """
     if (
         isinstance(timeout, bool)
         or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or timeout <= 0
+        # Over a century is a mistake (a digit too many, a unit mixed up), as for every
+        # other timing; NaN and infinity bound nothing.
+        or not 0 < timeout <= LONGEST_TIMEOUT
     ):
-        raise PolicyError(f"{owner} timeout is a positive number of seconds: {timeout!r}")
+        raise PolicyError(
+            f"{owner} timeout is a positive number of seconds, at most "
+            f"{LONGEST_TIMEOUT:.0f} (a century): {timeout!r}"
+        )
     return float(timeout)
 
 

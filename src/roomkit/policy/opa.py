@@ -62,7 +62,8 @@ class OPAPolicy(PolicyBase):
     Raises:
         PolicyError: ``url`` is not an http(s) URL (or holds a user name or password, a query
             or a fragment, names no host, or a port outside 1 to 65535), ``path`` names no
-            rule, a header is not ASCII text, or ``timeout`` is not a positive, finite number.
+            rule, a header is not ASCII text, or ``timeout`` is not a positive number of
+            seconds, at most a century.
         ImportError: ``httpx`` is not installed (the ``opa`` extra).
     """
 

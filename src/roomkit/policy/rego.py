@@ -53,7 +53,8 @@ class RegoPolicy(PolicyBase):
 
     Raises:
         PolicyError: a module does not parse (the message names the file and the line),
-            a file cannot be read, or ``timeout`` is not a positive number.
+            a file cannot be read, or ``timeout`` is not a positive number of seconds, at
+            most a century.
         ImportError: the ``rego`` extra is not installed.
     """
 
