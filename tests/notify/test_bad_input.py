@@ -186,6 +186,30 @@ def test_a_lease_or_poll_no_notifier_can_keep_is_refused_naming_it(
         Notifier(HumanInputHandler(), [Recorder()], **{option: value})
 
 
+@pytest.mark.parametrize(
+    ("value", "error", "says"),
+    [
+        (2.5, TypeError, "is a whole number of deliveries in flight, got 2.5"),
+        (True, TypeError, "is a whole number of deliveries in flight, got True"),
+        ("8", TypeError, "is a whole number of deliveries in flight, got '8'"),
+        (0, ValueError, "must be from 1 to 10,000, got 0"),
+        (2**64, ValueError, "must be from 1 to 10,000, got 18446744073709551616"),
+    ],
+)
+def test_a_concurrency_that_is_no_count_of_deliveries_is_refused_naming_it(
+    value: object, error: type[Exception], says: str
+) -> None:
+    """Taken, it reached every claim of the outbox as its row count: SQLite refused a float
+    or a number past 64 bits at each turn (the memory store took them)."""
+    with pytest.raises(error, match=re.escape(f"Notifier(concurrency=...) {says}")):
+        Notifier(HumanInputHandler(), [Recorder()], concurrency=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [1, 10_000])
+def test_a_concurrency_from_1_to_the_most_in_flight_is_taken(value: int) -> None:
+    assert Notifier(HumanInputHandler(), [Recorder()], concurrency=value).concurrency == value
+
+
 class GaveUp(logging.Handler):
     """Sets :attr:`seen` once the notifier logs that it gave a delivery up."""
 

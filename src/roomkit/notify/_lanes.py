@@ -30,7 +30,27 @@ from roomkit.models.shown import shown
 from roomkit.notify.retry import Retry
 from roomkit.stores.outbox import STEPS
 
-__all__ = ["Lane", "Lanes", "retry_policy"]
+__all__ = ["MOST_IN_FLIGHT", "Lane", "Lanes", "lane_limit", "retry_policy"]
+
+MOST_IN_FLIGHT = 10_000
+"""The most deliveries a lane may have in flight at once: each holds a task and, for most
+surfaces, a connection (a file descriptor) of its own, and the limit is each claim's row
+count in the store's query."""
+
+
+def lane_limit(what: str, value: object) -> int:
+    """``value``, when it is a whole number from 1 to :data:`MOST_IN_FLIGHT`.
+
+    Raises:
+        TypeError: it is no int (a bool is not one), naming ``what``: a float would reach
+            the store's claim as its row count (SQLite refuses it, the memory store not).
+        ValueError: it is below 1 or over :data:`MOST_IN_FLIGHT`, naming ``what``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} is a whole number of deliveries in flight, got {shown(value)}")
+    if not 1 <= value <= MOST_IN_FLIGHT:
+        raise ValueError(f"{what} must be from 1 to {MOST_IN_FLIGHT:,}, got {value}")
+    return value
 
 
 def retry_policy(what: str, retry: object, default: Retry) -> Retry:

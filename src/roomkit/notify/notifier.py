@@ -32,7 +32,7 @@ from roomkit.notify._changes import RESYNC, HeardChanges
 from roomkit.notify._deliver import Sender
 from roomkit.notify._directory_choice import directory_of
 from roomkit.notify._first_notice import ladder_place
-from roomkit.notify._lanes import Lane, Lanes
+from roomkit.notify._lanes import Lane, Lanes, lane_limit
 from roomkit.notify._steps import Planner
 from roomkit.notify.links import AnswerLinks
 from roomkit.notify.surface import Directory, Surface
@@ -98,7 +98,7 @@ class Notifier:
             most a century, as ``poll``).
         poll: seconds between looks at the outbox when the change feed is quiet.
         concurrency: deliveries in flight at once through each surface (and steps being
-            worked out at once).
+            worked out at once): a whole number from 1 to 10,000.
     """
 
     def __init__(
@@ -133,8 +133,7 @@ class Notifier:
             raise TypeError(f"directory must be a Directory, got {type(directory).__name__}")
         lease = bounded_seconds("Notifier(lease=...)", lease)
         poll = bounded_seconds("Notifier(poll=...)", poll)
-        if not concurrency >= 1:
-            raise ValueError(f"Notifier(concurrency=...) must be at least 1, got {concurrency}")
+        concurrency = lane_limit("Notifier(concurrency=...)", concurrency)
         self.handler = handler
         self._shown = ShownTrail(handler)
         self.directory = directory_of(handler, directory)
