@@ -133,7 +133,7 @@ BAD = [
     (
         'desk_url = "desk.example.com"\n' + HOOK,
         "desk_url",
-        "must be an http:// or https:// URL, not",
+        "the URL must be an http:// or https:// URL, not",
     ),
     (
         'desk_url = "https://desk.example.com:0"\n' + HOOK,
@@ -156,7 +156,7 @@ BAD = [
     (
         '[[webhook]]\nurl = "ftp://x.example"\nsecret_env = "HOOK_SECRET"\n',
         "[[webhook]] url",
-        "must be an http:// or https:// URL, not",
+        "the URL must be an http:// or https:// URL, not",
     ),
     (
         HOOK + '[people.alice]\nemail = "alice@example.com\\r\\nBcc: eve@example.com"\n',
@@ -166,12 +166,27 @@ BAD = [
     (
         '[[webhook]]\nurl = "https://[fd00::1/hooks"\nsecret_env = "HOOK_SECRET"\n',
         "[[webhook]] url",
-        "is not a URL (Invalid IPv6 URL)",
+        "the URL is no URL (Invalid IPv6 URL): give an http:// or https:// URL, an IPv6 host",
     ),
     (
         '[[webhook]]\nurl = "https://x.example:70000/"\nsecret_env = "HOOK_SECRET"\n',
         "[[webhook]] url",
-        "is not a URL (Port out of range",
+        "the URL names the port '70000' in 'x.example:70000': give a port from 1 to 65535",
+    ),
+    (
+        '[[webhook]]\nurl = "https://x.example:0/h?token=t0p"\nsecret_env = "HOOK_SECRET"\n',
+        "[[webhook]] url",
+        "the URL names the port '0' in 'x.example:0': give a port from 1 to 65535",
+    ),
+    (
+        SLACK + 'api_url = "http://127.0.0.1:0/api"\n',
+        "[slack] api_url",
+        "the URL names the port '0' in '127.0.0.1:0': give a port from 1 to 65535",
+    ),
+    (
+        '[ntfy]\nserver = "https://ntfy.example.com:0"\ntopic = "a-{actor}-k3"\n',
+        "[ntfy] server",
+        "the URL names the port '0' in 'ntfy.example.com:0': give a port from 1 to 65535",
     ),
     (
         '[[webhook]]\nurl = "https://x.example"\nsecret_env = "NOPE"\n',
@@ -244,7 +259,7 @@ BAD = [
     (
         SLACK + 'api_url = "localhost:3000"\n',
         "[slack] api_url",
-        "must be an http:// or https:// URL, not",
+        "the URL must be an http:// or https:// URL, not",
     ),
     (SLACK + 'workspace = "T0"\n', "[slack] workspace", "unknown key (the keys here: token_env,"),
     (SLACK + 'team = "T0 TEAM"\n', "[slack]", "Slack(team=...) is the id of the app's Slack"),

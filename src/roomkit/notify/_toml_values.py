@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
 
+from roomkit._urls import http_url
 from roomkit.auth.names import RULE, actor_name_problem
 from roomkit.core.exceptions import NotifyConfigError
 from roomkit.notify.surface import surface_name
@@ -102,15 +102,12 @@ class TomlValues:
         value = self.text(table, where, key, required=required)
         if value is None:
             return None
-        at = f"{where} {key}" if where else key
         try:
-            parts = urlsplit(value)
-            parts.port  # noqa: B018 -- read for the ValueError of a port out of range
+            # The check of the surface the URL is for, told here at its key with the file's
+            # other mistakes, rather than by the surface, under the table's last key read.
+            return http_url(value, "the URL")
         except ValueError as error:
-            self.fail(at, f"is not a URL ({error}): {value!r}")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            self.fail(at, f"must be an http:// or https:// URL, not {value!r}")
-        return str(value)
+            self.fail(f"{where} {key}" if where else key, str(error))
 
     def secret(self, table: dict[str, Any], where: str, key: str) -> str:
         name = self.text(table, where, key, required=True)
