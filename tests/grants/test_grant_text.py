@@ -1,10 +1,13 @@
 """A grant whose tool, scope or people hold a NUL is made, covers and is revoked on every
 store (PostgreSQL text holds no NUL as it is); a scope holding text UTF-8 cannot encode is
-refused when it is made."""
+refused when it is made, and a grant or a revoke holding such text by every store before it
+writes."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,7 +15,9 @@ from tests.grants.conftest import HandlerMaker
 from tests.grants.test_grant_flow import PAY_SCHEMA
 
 from roomkit import PendingInputStatus
+from roomkit.core.exceptions import InvalidTextError
 from roomkit.policy.grants import GrantRefusedError, GrantScope, approve_and_grant
+from roomkit.stores.grants import Grant, GrantStore
 from roomkit.tools.human_input import HumanInputHandler
 
 TOOL = "pa\x00y"
@@ -94,3 +99,48 @@ def test_a_scope_whose_schema_holds_text_no_store_keeps_is_refused_when_made(
         GrantScope(expires_in=60, schema=schema)
     with pytest.raises(GrantRefusedError, match=said):
         GrantScope.from_json({"expires_in": 60, "schema": schema})
+
+
+LONE = "b\udc80"
+"""A name holding a lone surrogate: what ``json.loads`` makes of the escape ``"\\udc80"``."""
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "where"),
+    [
+        ("tool", LONE, "tool"),
+        ("granted_by", ("ann", LONE), "granted_by"),
+        ("actor_id", LONE, "actor_id"),
+        ("room_id", LONE, "room_id"),
+        ("source", LONE, "source"),
+        ("schema", {"properties": {"to": {"const": LONE}}}, "schema"),
+        ("extra", {"note": LONE}, "extra"),
+    ],
+    ids=lambda value: value if isinstance(value, str) and value.isascii() else "",
+)
+async def test_a_grant_holding_text_no_store_keeps_is_refused_before_it_is_written(
+    grant_stores: Callable[[], GrantStore], field: str, value: object, where: str
+) -> None:
+    """Refused with the typed error every store raises for such text, on the memory store
+    as on the others (SQLite raised ``UnicodeEncodeError``), and nothing is recorded."""
+    grants = grant_stores()
+    made = Grant("g-1", "pay", ("ann",), expires_at=4_000_000_000.0, digest="d" * 64)
+    said = rf"^grant {where} cannot be stored: it holds a lone surrogate \(U\+DC80\) at"
+    with pytest.raises(InvalidTextError, match=said):
+        await grants.add(replace(made, **{field: value}))
+    assert await grant_stores().get("g-1") is None
+    assert (await grants.add(made)).grant_id == "g-1"
+
+
+async def test_a_revoke_by_a_name_no_store_keeps_is_refused_before_it_is_written(
+    grant_stores: Callable[[], GrantStore],
+) -> None:
+    grants = grant_stores()
+    await grants.add(Grant("g-1", "pay", ("ann",), expires_at=4_000_000_000.0, digest="d" * 64))
+    said = r"^the revoker's name cannot be stored: it holds a lone surrogate \(U\+DC80\) at"
+    with pytest.raises(InvalidTextError, match=said):
+        await grants.revoke("g-1", by=LONE)
+    recorded = await grant_stores().get("g-1")
+    assert recorded is not None
+    assert recorded.revoked_at is None
+    assert await grants.revoke("g-1", by="admin")

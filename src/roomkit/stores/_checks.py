@@ -24,9 +24,11 @@ __all__ = [
     "Outcome",
     "check_audit_retention",
     "check_deadline",
+    "check_grant_text",
     "check_history",
     "check_insertable",
     "check_outcome",
+    "check_revoker",
     "check_settle",
     "check_settle_text",
     "check_token",
@@ -202,6 +204,38 @@ _REQUEST_TEXTS = (
     "answer_schema",
 )
 """The fields of a new request that hold text (or JSON with text in it) to store."""
+
+
+_GRANT_TEXTS = (
+    "tool",
+    "granted_by",
+    "digest",
+    "schema",
+    "actor_id",
+    "room_id",
+    "source",
+    "extra",
+)
+"""The fields of a grant that hold text (or JSON with text in it) to store."""
+
+
+def check_grant_text(grant: Grant) -> None:
+    """Refuse a grant holding text storage cannot encode, before anything is written: every
+    store, the memory store too, so that code tried on one fails on none of the others.
+
+    Raises:
+        InvalidTextError: a field holds a lone surrogate (nothing is written).
+    """
+    _check_text(**{f"grant {name}": getattr(grant, name) for name in _GRANT_TEXTS})
+
+
+def check_revoker(by: str | None) -> None:
+    """Refuse a revoke whose ``by`` storage cannot encode, before anything is written.
+
+    Raises:
+        InvalidTextError: ``by`` holds a lone surrogate (nothing is written).
+    """
+    _check_text(**{"the revoker's name": by})
 
 
 def _check_text(**fields: object) -> None:

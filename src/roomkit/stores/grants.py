@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
+from roomkit.stores._checks import check_grant_text, check_revoker
+
 if TYPE_CHECKING:
     from typing import Unpack
 
@@ -198,6 +200,8 @@ class GrantStore(Protocol):
 
         Raises:
             ValueError: a grant with its id is recorded already.
+            InvalidTextError: a text of the grant holds a lone surrogate (nothing is
+                written).
             StoreUnavailableError: the store cannot be reached.
         """
         ...
@@ -224,6 +228,7 @@ class GrantStore(Protocol):
         this call revoked it; ``False`` when it is unknown or revoked already.
 
         Raises:
+            InvalidTextError: ``by`` holds a lone surrogate (nothing is written).
             StoreUnavailableError: the store cannot be reached.
         """
         ...
@@ -405,6 +410,7 @@ class MemoryGrants(ListingGrants):
         self._grants: dict[str, Grant] = {}
 
     async def add(self, grant: Grant) -> Grant:
+        check_grant_text(grant)
         if grant.grant_id in self._grants:
             raise ValueError(f"grant {grant.grant_id!r} is recorded already")
         recorded = replace(grant, created_at=self.clock())
@@ -426,6 +432,7 @@ class MemoryGrants(ListingGrants):
         return newest if limit is None else newest[:limit]
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
+        check_revoker(by)
         grant = self._grants.get(check_grant_id(grant_id))
         if grant is None or grant.revoked_at is not None:
             return False

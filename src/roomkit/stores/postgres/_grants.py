@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
+from roomkit.stores._checks import check_grant_text, check_revoker
 from roomkit.stores._grant_rows import grant_from_row, readable_grants
 from roomkit.stores.grants import COLUMNS, Grant, ListingGrants, check_grant_id
 from roomkit.stores.postgres._schema import read_back, stored
@@ -138,6 +139,7 @@ class PostgresGrants(ListingGrants):
     async def add(self, grant: Grant) -> Grant:
         from psycopg.errors import UniqueViolation
 
+        check_grant_text(grant)
         try:
             rows = await self._rows(
                 f"INSERT INTO {self._table} (grant_id, tool, expires_at, max_uses, uses, "
@@ -172,6 +174,7 @@ class PostgresGrants(ListingGrants):
         return readable_grants(rows, grant_from_row)
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
+        check_revoker(by)
         rows = await self._rows(
             f"UPDATE {self._table} SET revoked_at = {_NOW}, revoked_by = %(by)s "
             "WHERE grant_id = %(id)s AND revoked_at IS NULL",

@@ -19,6 +19,7 @@ import builtins
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from roomkit.stores._checks import check_grant_text, check_revoker
 from roomkit.stores._grant_rows import grant_from_row, readable_grants
 from roomkit.stores.grants import LIST_LIMIT, Grant, ListingGrants, check_grant_id
 from roomkit.stores.redis._layout import Layout
@@ -134,6 +135,7 @@ class RedisGrants(ListingGrants):
         return _grant(grant_id, values)
 
     async def add(self, grant: Grant) -> Grant:
+        check_grant_text(grant)
         keys = self._layout.grant_keys(grant.grant_id)
         async with self._server():
             added = await self._add(**self._once(keys, [*grant_args(grant), repr(self.clock())]))
@@ -180,6 +182,7 @@ class RedisGrants(ListingGrants):
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         check_grant_id(grant_id)
+        check_revoker(by)
         async with self._server():
             done = await self._revoke(
                 **self._once([self._item + grant_id], [repr(self.clock()), by or ""])

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from roomkit.core.exceptions import StoreError, StoreUnavailableError
+from roomkit.stores._checks import check_grant_text, check_revoker
 from roomkit.stores._grant_rows import grant_from_row, readable_grants
 from roomkit.stores.grants import COLUMNS, Grant, ListingGrants, check_grant_id
 from roomkit.stores.sqlite._link import fetch_all, query
@@ -94,8 +95,11 @@ class SQLiteGrants(Part, ListingGrants):
             StoreError: the database refused the row by another constraint (one the file
                 holds: a trigger's, a CHECK); the message quotes SQLite, and nothing was
                 written.
+            InvalidTextError: a text of the grant holds a lone surrogate (nothing is
+                written).
             StoreUnavailableError: the store cannot be reached.
         """
+        check_grant_text(grant)
 
         def add(db: sqlite3.Connection, now: float) -> tuple[Any, ...] | Exception:
             row = _row(grant, now)
@@ -167,6 +171,7 @@ class SQLiteGrants(Part, ListingGrants):
 
     async def revoke(self, grant_id: str, *, by: str | None = None) -> bool:
         check_grant_id(grant_id)
+        check_revoker(by)
 
         def revoke(db: sqlite3.Connection, now: float) -> bool:
             cursor = db.execute(
