@@ -26,8 +26,8 @@ def http_url(url: object, what: str) -> str:
         parts = urlsplit(url)
     except ValueError as error:  # an IPv6 host's bracket left open, or one out of place
         raise ValueError(
-            f"{what} is no URL ({error}): give an http:// or https:// URL, an IPv6 host "
-            "within [ and ] (https://[2001:db8::1]:8443/)"
+            f"{what} cannot be read as a URL ({error}): give an http:// or https:// URL, an "
+            "IPv6 host within [ and ] (https://[2001:db8::1]:8443/)"
         ) from None
     if not parts.hostname:
         raise ValueError(

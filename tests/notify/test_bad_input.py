@@ -143,7 +143,9 @@ def test_a_url_whose_port_is_none_is_refused_naming_the_parameter(
 
 @pytest.mark.parametrize("what", SURFACES_OF_URLS)
 def test_a_url_no_parser_reads_is_refused_naming_the_parameter(what: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(f"{what} is no URL (Invalid IPv6 URL)")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"{what} cannot be read as a URL (Invalid IPv6 URL)")
+    ):
         SURFACES_OF_URLS[what]("https://[::1/")
     with pytest.raises(
         ValueError, match=re.escape(f"{what} must be an http:// or https:// URL naming a host")

@@ -166,7 +166,7 @@ BAD = [
     (
         '[[webhook]]\nurl = "https://[fd00::1/hooks"\nsecret_env = "HOOK_SECRET"\n',
         "[[webhook]] url",
-        "the URL is no URL (Invalid IPv6 URL): give an http:// or https:// URL, an IPv6 host",
+        "the URL cannot be read as a URL (Invalid IPv6 URL): give an http:// or https:// URL",
     ),
     (
         '[[webhook]]\nurl = "https://x.example:70000/"\nsecret_env = "HOOK_SECRET"\n',

@@ -248,7 +248,7 @@ def test_a_bad_opa_url_is_refused() -> None:
         ("http://127.0.0.1:99999", "OPAPolicy url names the port '99999' in '127.0.0.1:99999'"),
         ("http://127.0.0.1:abc", "OPAPolicy url names the port 'abc' in '127.0.0.1:abc'"),
         ("http://:8181", "OPAPolicy url must be an http:// or https:// URL naming a host"),
-        ("http://[::1:8181", "OPAPolicy url is no URL (Invalid IPv6 URL)"),
+        ("http://[::1:8181", "OPAPolicy url cannot be read as a URL (Invalid IPv6 URL)"),
     ],
 )
 def test_an_opa_url_no_query_can_reach_is_refused_naming_it(url: str, said: str) -> None:
