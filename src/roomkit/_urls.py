@@ -29,12 +29,14 @@ def http_url(url: object, what: str) -> str:
             f"{what} cannot be read as a URL ({error}): give an http:// or https:// URL, an "
             "IPv6 host within [ and ] (https://[2001:db8::1]:8443/)"
         ) from None
+    # Only the host and port are quoted: the rest of a webhook's URL (a private calendar's,
+    # its user and password) may carry its secret.
+    authority = parts.netloc.rpartition("@")[2]
     if not parts.hostname:
         raise ValueError(
-            f"{what} must be an http:// or https:// URL naming a host, not {shown(url)}"
+            f"{what} must be an http:// or https:// URL naming a host, not one whose host is "
+            f"empty ({shown(parts.scheme + '://' + authority)}...)"
         )
-    # Only the host and port are quoted: the rest of a webhook's URL may carry its secret.
-    authority = parts.netloc.rpartition("@")[2]
     try:
         port = parts.port
     except ValueError:

@@ -153,6 +153,18 @@ def test_a_url_no_parser_reads_is_refused_naming_the_parameter(what: str) -> Non
         SURFACES_OF_URLS[what]("https:///hooks")
 
 
+def test_a_desk_url_with_a_fragment_is_refused_without_quoting_it() -> None:
+    """A desk URL may carry a user and password: the message names the fragment alone."""
+    with pytest.raises(ValueError, match=re.escape("desk_url holds a fragment")) as refused:
+        Notifier(
+            HumanInputHandler(),
+            [Recorder()],
+            desk_url="https://ops:hunter2@desk.example.com/#/",
+            link_secret="s" * 32,
+        )
+    assert "hunter2" not in str(refused.value)
+
+
 @pytest.mark.parametrize(
     ("url", "refused"),
     [

@@ -29,9 +29,14 @@ def test_a_feed_with_a_port_out_of_range_is_refused_naming_it(given: str, port: 
         ICalOnCall(f"webcal://example.com:{given}/on-call.ics")
 
 
-def test_a_feed_naming_no_host_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"ICalOnCall\(source=\.\.\.\) must be .* naming a host"):
-        ICalOnCall("https:///on-call.ics")
+def test_a_feed_naming_no_host_is_refused_without_quoting_its_path() -> None:
+    """A private calendar's path is its secret: the message quotes the scheme alone."""
+    with pytest.raises(
+        ValueError, match=r"ICalOnCall\(source=\.\.\.\) must be .* naming a host"
+    ) as refused:
+        ICalOnCall("https://ops:hunter2@/calendar/private-8f3a9c1d/basic.ics")
+    assert "private-8f3a9c1d" not in str(refused.value)
+    assert "hunter2" not in str(refused.value)
 
 
 def test_a_port_in_range_is_taken() -> None:

@@ -11,7 +11,6 @@ import os
 
 from roomkit._urls import http_url
 from roomkit.auth.tokens import issue_answer_link, resolve_secret
-from roomkit.models.shown import shown
 
 __all__ = ["AnswerLinks", "desk_address"]
 
@@ -34,7 +33,7 @@ def desk_address(url: object, what: str) -> str:
         # A link's own fragment carries its token: the page would read neither.
         raise ValueError(
             f"{what} holds a fragment (#...), where answer links put their token: give the "
-            f"desk's address without it, not {shown(url)}"
+            "desk's address without it"
         )
     return url
 
