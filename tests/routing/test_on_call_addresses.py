@@ -3,6 +3,7 @@ is refused when it is given, naming the argument, not by httpx or a comparison a
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -49,16 +50,23 @@ def test_a_port_in_range_is_taken() -> None:
     [
         ("60", TypeError, "must be a number of seconds, got '60'"),
         (True, TypeError, "must be a number of seconds, got True"),
-        (-1, ValueError, "must be a number of seconds from 0 to 3153600000 (a century), got -1"),
+        (
+            -1,
+            ValueError,
+            "must be a number of seconds from 0 to 3153600000 (a century), "
+            "or math.inf (never again), got -1",
+        ),
         (
             float("nan"),
             ValueError,
-            "must be a number of seconds from 0 to 3153600000 (a century), got nan",
+            "must be a number of seconds from 0 to 3153600000 (a century), "
+            "or math.inf (never again), got nan",
         ),
         (
             1e300,
             ValueError,
-            "must be a number of seconds from 0 to 3153600000 (a century), got 1e+300",
+            "must be a number of seconds from 0 to 3153600000 (a century), "
+            "or math.inf (never again), got 1e+300",
         ),
     ],
 )
@@ -70,3 +78,9 @@ def test_a_refresh_no_schedule_can_keep_is_refused_naming_it(
         PagerDutyOnCall("tok-123", "PSCHED1", refresh=refresh)  # type: ignore[arg-type]
     with pytest.raises(error, match=re.escape(f"ICalOnCall(refresh=...) {says}")):
         ICalOnCall("https://example.com/on-call.ics", refresh=refresh)  # type: ignore[arg-type]
+
+
+def test_a_refresh_of_math_inf_reads_the_schedule_once() -> None:
+    """As before refresh was checked: the first read is kept for the process's life."""
+    assert PagerDutyOnCall("tok-123", "PSCHED1", refresh=math.inf).refresh == math.inf
+    assert ICalOnCall("https://example.com/on-call.ics", refresh=math.inf).refresh == math.inf

@@ -12,6 +12,7 @@ kept (``refresh``) is checked here too, the same way for every source.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -60,19 +61,20 @@ class Backoff:
 
 def refresh_seconds(what: str, value: object) -> float:
     """``value`` as a float, when it is a number of seconds from 0 (read at every lookup)
-    to :data:`~roomkit.models.clock.LONGEST_TIMEOUT` (a century).
+    to :data:`~roomkit.models.clock.LONGEST_TIMEOUT` (a century), or ``math.inf`` (read
+    once, kept for the process's life).
 
     Raises:
         TypeError: it is no number (a bool is not one), naming ``what``.
-        ValueError: it is below 0, over a century, or NaN, naming ``what``.
+        ValueError: it is below 0, over a century but finite, or NaN, naming ``what``.
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
         # Taken, it would fail every lookup as a comparison naming nothing.
         raise TypeError(f"{what} must be a number of seconds, got {shown(value)}")
-    if not 0 <= value <= LONGEST_TIMEOUT:  # NaN too
+    if not (0 <= value <= LONGEST_TIMEOUT or value == math.inf):  # NaN too
         raise ValueError(
             f"{what} must be a number of seconds from 0 to {LONGEST_TIMEOUT:.0f} (a century), "
-            f"got {shown(value)}"
+            f"or math.inf (never again), got {shown(value)}"
         )
     return float(value)
 

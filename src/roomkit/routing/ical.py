@@ -87,8 +87,8 @@ class ICalOnCall:
     Args:
         source: a path to an ``.ics`` file, or an ``http(s)://`` URL of a feed (``webcal://``
             is read as ``https://``).
-        refresh: seconds a feed is kept before it is fetched again, 0 to a century (a file is
-            read again when it changes).
+        refresh: seconds a feed is kept before it is fetched again, 0 to a century, or
+            ``math.inf`` to fetch it once (a file is read again when it changes).
         person: the person of a shift event; by default its attendee's address, else its
             summary.
         max_bytes: the most a schedule may hold (:data:`MAX_BYTES`); a file or a feed
@@ -97,10 +97,10 @@ class ICalOnCall:
     Raises:
         ImportError: the ``oncall`` extra is not installed (the message says how to).
         TypeError: ``refresh`` is no number.
-        ValueError: ``refresh`` is below 0 or over a century; ``source`` names no readable
-            file, one that is not a regular file (a device such as ``/dev/zero``, a FIFO),
-            one over ``max_bytes``, or one that is not an iCal calendar (a feed is read when
-            it is first asked); or a feed's URL names no host, or a port outside 1 to 65535.
+        ValueError: ``refresh`` is below 0 or over a century (but not ``math.inf``); ``source``
+            names no readable file, one that is not a regular file (a device such as ``/dev/zero``,
+            a FIFO), one over ``max_bytes``, or one that is not an iCal calendar (a feed is read
+            when it is first asked); or a feed's URL names no host, or a port outside 1 to 65535.
     """
 
     def __init__(

@@ -105,17 +105,18 @@ class PagerDutyOnCall:
         schedule_id: the schedule (``PABC123``).
         base_url: the API's ``https://`` address (a regional endpoint); ``http://`` only to
             this machine (``127.0.0.1``, ``::1``, ``localhost``), for a local test server.
-        refresh: seconds an answer is kept before PagerDuty is asked again (0 to a century).
+        refresh: seconds an answer is kept before PagerDuty is asked again (0 to a century,
+            or ``math.inf``: never again).
         clock: the clock, in seconds, timing ``refresh`` and the wait after a failed read
             (``time.monotonic``; a test passes one it moves).
 
     Raises:
         ImportError: httpx is not installed (the ``oncall`` extra).
         TypeError: ``refresh`` is no number.
-        ValueError: ``refresh`` is below 0 or over a century, an empty token or schedule
-            id, or a ``base_url`` that is not an ``https://`` URL (plain ``http://`` only to
-            a loopback host: the token is sent with every call) or that names a port outside
-            1 to 65535.
+        ValueError: ``refresh`` is below 0 or over a century (but not ``math.inf``), an
+            empty token or schedule id, or a ``base_url`` that is not an ``https://`` URL
+            (plain ``http://`` only to a loopback host: the token is sent with every call) or
+            that names a port outside 1 to 65535.
     """
 
     def __init__(
