@@ -57,6 +57,7 @@ def unencodable_text(value: object) -> str | None:
         if value.isascii():
             return None
     elif type(value) is dict:
+        nested = False
         for key, child in value.items():
             if type(key) is not str or not key.isascii():
                 break
@@ -65,12 +66,13 @@ def unencodable_text(value: object) -> str | None:
                 if not child.isascii():
                     break
             elif kind not in _NO_TEXT:
+                nested = kind in _NESTED
                 break
         else:
             return None
         # An object one level deeper (a record's view: lists of ids, a tool's arguments),
-        # still without the walk.
-        if _ascii_shallow(value):
+        # still without the walk; one that stopped on a text other than ASCII goes to it.
+        if nested and _ascii_shallow(value):
             return None
     if _encodable(value):
         return None
