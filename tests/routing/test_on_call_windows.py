@@ -242,3 +242,40 @@ async def test_a_lookup_given_up_leaves_its_expansion_to_the_next(
     assert await second == "alice"
     # One expansion for both, each series once: the one given up served the second lookup.
     assert len(started) == 2
+
+
+DAY_AND_NIGHT = "\r\n".join(
+    [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        "PRODID:-//roomkit tests//EN",
+        "BEGIN:VEVENT",
+        "UID:day",
+        "SUMMARY:alice",
+        "DTSTART;TZID=Europe/Paris:20270101T080000",
+        "DTEND;TZID=Europe/Paris:20270101T200000",
+        "RRULE:FREQ=DAILY",
+        "END:VEVENT",
+        "BEGIN:VEVENT",
+        "UID:night",
+        "SUMMARY:bob",
+        "DTSTART;TZID=Europe/Paris:20270101T200000",
+        "DTEND;TZID=Europe/Paris:20270102T080000",
+        "RRULE:FREQ=DAILY",
+        "END:VEVENT",
+        "END:VCALENDAR",
+        "",
+    ]
+)
+
+
+@pytest.mark.parametrize("minute", [0, 30, 59])
+async def test_the_night_over_the_autumn_change_lasts_its_thirteenth_hour(
+    tmp_path: Path, minute: int
+) -> None:
+    path = tmp_path / "schedule.ics"
+    path.write_text(DAY_AND_NIGHT)
+    # 20:00 CEST (18:00Z) to 08:00 CET (07:00Z): 13 hours, 12 on the wall clock.
+    moment = datetime(2027, 10, 31, 6, minute, tzinfo=UTC)
+    assert await ICalOnCall(path).on_call_at(moment) == "bob"
+    assert await ICalOnCall(path).on_call_at(moment + timedelta(hours=1)) == "alice"

@@ -32,6 +32,9 @@ CHUNK = timedelta(hours=6)
 """The moments one expansion answers for: lookups within these hours share it."""
 _MARGIN = timedelta(hours=1)
 """Added on both sides of a window: a wall-clock hour repeated by a daylight-saving change."""
+_LONGER = timedelta(hours=3)
+"""Added to a window's longest shift where a lookup stops looking back: insurance against a
+shift read longer by a lookup than its span in real time (the wall clock of one zone)."""
 _KEPT = 4
 """How many windows' shifts are kept (the current one, and a few a lookup went back to)."""
 
@@ -63,17 +66,24 @@ class _Window:
         shifts.sort(key=lambda shift: shift.starts)
         self.shifts = shifts
         self.starts = [shift.starts for shift in shifts]
-        self.longest = max((shift.ends - shift.starts for shift in shifts), default=timedelta(0))
+        # In real time: a shift over a daylight-saving change lasts an hour more or less than
+        # its wall-clock difference in its zone.
+        self.longest = _LONGER + max(
+            (shift.ends.astimezone(UTC) - shift.starts.astimezone(UTC) for shift in shifts),
+            default=timedelta(0),
+        )
 
     def covering(self, at: datetime, seen: Callable[[_Shift], bool]) -> list[_Shift]:
         """The shifts on at ``at`` (start reached, end not) and ``seen`` by a lookup there,
         of those the ones that started last."""
         found: list[_Shift] = []
         index = bisect_right(self.starts, at)
+        real = at.astimezone(UTC)
         while index > 0:
             index -= 1
             shift = self.shifts[index]
-            if at - shift.starts >= self.longest or (found and shift.starts < found[0].starts):
+            ago = real - shift.starts.astimezone(UTC)
+            if ago >= self.longest or (found and shift.starts < found[0].starts):
                 # Too long ago to last until ``at``, or before those found.
                 break
             if shift.ends > at and seen(shift):
