@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 import icalendar
 import pytest
 import recurring_ical_events  # type: ignore[import-untyped]
+from dateutil import tz as dateutil_tz
 from recurring_ical_events.series.rrule import Series  # type: ignore[import-untyped]
 
 from roomkit.routing import ICalOnCall
@@ -279,3 +280,16 @@ async def test_the_night_over_the_autumn_change_lasts_its_thirteenth_hour(
     moment = datetime(2027, 10, 31, 6, minute, tzinfo=UTC)
     assert await ICalOnCall(path).on_call_at(moment) == "bob"
     assert await ICalOnCall(path).on_call_at(moment + timedelta(hours=1)) == "alice"
+
+
+@pytest.mark.parametrize(
+    "zone",
+    [dateutil_tz.gettz("Europe/Paris"), dateutil_tz.tzutc(), dateutil_tz.tzoffset(None, 3600)],
+)
+async def test_a_moment_in_a_dateutil_zone_is_looked_up(tmp_path: Path, zone: Any) -> None:
+    path = tmp_path / "schedule.ics"
+    path.write_text(DAY_AND_NIGHT)
+    on_call = ICalOnCall(path)
+    assert await on_call.on_call_at(datetime(2027, 3, 1, 12, tzinfo=zone)) == "alice"
+    assert await on_call.on_call_at(datetime(2027, 3, 1, 12, 30, tzinfo=zone)) == "alice"
+    assert await on_call.on_call_at(datetime(2027, 3, 1, 21, tzinfo=zone)) == "bob"

@@ -15,7 +15,7 @@ import contextlib
 import threading
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -62,7 +62,9 @@ class _Shift:
 class _Window:
     """The shifts of one window, by start, that a lookup in it may find on call."""
 
-    def __init__(self, shifts: list[_Shift]) -> None:
+    def __init__(self, shifts: list[_Shift], zone: tzinfo | None) -> None:
+        # Held while the window is kept: a key naming an unhashable zone by its id needs it.
+        self.zone = zone
         shifts.sort(key=lambda shift: shift.starts)
         self.shifts = shifts
         self.starts = [shift.starts for shift in shifts]
@@ -111,16 +113,17 @@ class Shifts:
         }
         # From when to when each series' shifts may reach (None: no end, or not known).
         self._reach = [_reach(series) for series in query.series]
-        self._windows: OrderedDict[tuple[datetime, tzinfo | None], _Window] = OrderedDict()
+        self._windows: OrderedDict[tuple[datetime, Hashable], _Window] = OrderedDict()
         self._lock = threading.Lock()
 
-    def window_of(self, at: datetime) -> tuple[datetime, tzinfo | None] | None:
-        """The key of the window answering for ``at``; ``None`` for a time with no zone."""
+    def window_of(self, at: datetime) -> tuple[datetime, Hashable] | None:
+        """The key of the window answering for ``at``: the start of its hours and its zone
+        (floating and all-day times are read in it); ``None`` for a time with no zone."""
         if at.tzinfo is None:
             return None
         utc = at.astimezone(UTC)
         chunk = int((utc - datetime(1970, 1, 1, tzinfo=UTC)) // CHUNK)
-        return datetime(1970, 1, 1, tzinfo=UTC) + chunk * CHUNK, at.tzinfo
+        return datetime(1970, 1, 1, tzinfo=UTC) + chunk * CHUNK, _zone_key(at.tzinfo)
 
     def ready(self, at: datetime) -> bool:
         """Whether a lookup at ``at`` is answered without expanding the whole schedule."""
@@ -136,7 +139,7 @@ class Shifts:
         with self._lock:
             if key in self._windows:
                 return
-        begins, zone = key
+        begins, zone = key[0], at.tzinfo
         start = (begins - BEFORE - _MARGIN).astimezone(zone)
         stop = (begins + CHUNK + AFTER + _MARGIN).astimezone(zone)
         found: list[_Shift] = []
@@ -157,7 +160,7 @@ class Shifts:
                 cancelled, starts, ends = shift_of(occurrence.as_component(keep))
                 if not cancelled and starts is not None and ends is not None and starts < ends:
                     found.append(_Shift(index, place, starts, ends, occurrence))
-        window = _Window(found)
+        window = _Window(found, zone)
         with self._lock:
             self._exact |= failed
             self._windows[key] = window
@@ -223,6 +226,16 @@ class Shifts:
             return None
         current.sort(key=lambda found: (found[0], found[1]))
         return current[-1][2]
+
+
+def _zone_key(zone: tzinfo) -> Hashable:
+    """``zone`` in a window's key: itself, or its id when it cannot be hashed (dateutil's
+    zones), the window holding it so that the id names no other zone while it is kept."""
+    try:
+        hash(zone)
+    except TypeError:
+        return ("id", id(zone))
+    return zone
 
 
 _SLACK = timedelta(days=3)
