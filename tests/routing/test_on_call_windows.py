@@ -293,3 +293,39 @@ async def test_a_moment_in_a_dateutil_zone_is_looked_up(tmp_path: Path, zone: An
     assert await on_call.on_call_at(datetime(2027, 3, 1, 12, tzinfo=zone)) == "alice"
     assert await on_call.on_call_at(datetime(2027, 3, 1, 12, 30, tzinfo=zone)) == "alice"
     assert await on_call.on_call_at(datetime(2027, 3, 1, 21, tzinfo=zone)) == "bob"
+
+
+async def answers_as_everywhere(path: Path, text: str, moments: list[datetime]) -> None:
+    """Each lookup of ``text`` (the schedule at ``path``) at ``moments`` names whom an
+    expansion of the whole schedule names there."""
+    on_call = ICalOnCall(path, person=named)
+    query = recurring_ical_events.of(icalendar.Calendar.from_ical(text))
+    for moment in moments:
+        assert await on_call.on_call_at(moment) == on_call_everywhere(query, moment), moment
+
+
+async def test_a_period_longer_than_its_event_is_found_as_everywhere(tmp_path: Path) -> None:
+    text = "\r\n".join(
+        [
+            "BEGIN:VCALENDAR",
+            "VERSION:2.0",
+            "PRODID:-//roomkit tests//EN",
+            "BEGIN:VEVENT",
+            "UID:weekly",
+            "SUMMARY:alice",
+            "DTSTART:20270104T090000Z",
+            "DTEND:20270104T100000Z",
+            "RRULE:FREQ=WEEKLY",
+            # A cover of 48 hours.
+            "RDATE;VALUE=PERIOD:20270301T000000Z/PT48H",
+            "END:VEVENT",
+            "END:VCALENDAR",
+            "",
+        ]
+    )
+    cover = datetime(2027, 3, 1, tzinfo=UTC)
+    hours = (12, 24, 25, 26, 27, 30, 31, 32, 36, 47)
+    (tmp_path / "schedule.ics").write_text(text)
+    await answers_as_everywhere(
+        tmp_path / "schedule.ics", text, [cover + timedelta(hours=hour) for hour in hours]
+    )

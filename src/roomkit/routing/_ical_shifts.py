@@ -104,12 +104,14 @@ class Shifts:
     def __init__(self, query: Any) -> None:
         self.query = query
         self._errors = tuple(getattr(query, "suppressed_errors", ()))
-        # Series expanded at each lookup: their overrides repeat, or an expansion of theirs
-        # failed part way, so that a wider window need not hold what a lookup's would.
+        # Series expanded at each lookup: their overrides repeat, a shift of theirs lasts
+        # longer than the event, or an expansion of theirs failed part way, so that a wider
+        # window need not hold what a lookup's would.
         self._exact: set[int] = {
             index
             for index, series in enumerate(query.series)
             if any(_repeats(modification) for modification in _modifications(series))
+            or _outlasts(series)
         }
         # From when to when each series' shifts may reach (None: no end, or not known).
         self._reach = [_reach(series) for series in query.series]
@@ -299,6 +301,24 @@ def _rule_ends(text: str, starts: datetime) -> datetime | None:
     every = int(rule.get("INTERVAL", [1])[0])
     # Each week of the rule's periods holds at least one repeat.
     return starts + timedelta(weeks=int(count[0]) * max(every, 1))
+
+
+def _outlasts(series: Any) -> bool:
+    """Whether a shift of ``series`` given as a period (``RDATE;VALUE=PERIOD``) lasts longer
+    than its event: the library finds shifts near a moment by the event's duration, not the
+    period's, which a window's wider expansion does not repeat."""
+    try:
+        for adapter in series.components:
+            lasts = aware(adapter.end) - aware(adapter.start)  # type: ignore[operator]
+            for rdate in adapter.rdates:
+                if isinstance(rdate, tuple):
+                    first, last = rdate
+                    if (last if isinstance(last, timedelta) else last - first) > lasts:
+                        return True
+    except Exception:
+        # What this cannot read is expanded at each lookup.
+        return True
+    return False
 
 
 def _modifications(series: Any) -> list[Any]:
