@@ -329,3 +329,31 @@ async def test_a_period_longer_than_its_event_is_found_as_everywhere(tmp_path: P
     await answers_as_everywhere(
         tmp_path / "schedule.ics", text, [cover + timedelta(hours=hour) for hour in hours]
     )
+
+
+@pytest.mark.parametrize(
+    "rule", ["FREQ=DAILY;BYHOUR=8,20", "FREQ=DAILY;BYMINUTE=30", "FREQ=HOURLY;INTERVAL=6"]
+)
+async def test_all_day_shifts_repeated_within_a_day_are_found_as_everywhere(
+    tmp_path: Path, rule: str
+) -> None:
+    text = "\r\n".join(
+        [
+            "BEGIN:VCALENDAR",
+            "VERSION:2.0",
+            "PRODID:-//roomkit tests//EN",
+            "BEGIN:VEVENT",
+            "UID:days",
+            "SUMMARY:alice",
+            "DTSTART;VALUE=DATE:20270120",
+            "DTEND;VALUE=DATE:20270121",
+            f"RRULE:{rule}",
+            "END:VEVENT",
+            "END:VCALENDAR",
+            "",
+        ]
+    )
+    (tmp_path / "schedule.ics").write_text(text)
+    around = datetime(2027, 3, 27, 7, 25, tzinfo=UTC)
+    moments = [around + timedelta(hours=hours) for hours in range(-30, 30, 5)]
+    await answers_as_everywhere(tmp_path / "schedule.ics", text, moments)

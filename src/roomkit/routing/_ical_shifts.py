@@ -112,6 +112,7 @@ class Shifts:
             for index, series in enumerate(query.series)
             if any(_repeats(modification) for modification in _modifications(series))
             or _outlasts(series)
+            or _hourly_days(series)
         }
         # From when to when each series' shifts may reach (None: no end, or not known).
         self._reach = [_reach(series) for series in query.series]
@@ -315,6 +316,31 @@ def _outlasts(series: Any) -> bool:
                     first, last = rdate
                     if (last if isinstance(last, timedelta) else last - first) > lasts:
                         return True
+    except Exception:
+        # What this cannot read is expanded at each lookup.
+        return True
+    return False
+
+
+_WITHIN_A_DAY = {"BYHOUR", "BYMINUTE", "BYSECOND"}
+"""Rule parts that repeat a shift within a day."""
+
+
+def _hourly_days(series: Any) -> bool:
+    """Whether ``series`` repeats all-day shifts within a day (a rule with hours, minutes or
+    seconds on a date, which RFC 5545 forbids): the library's expansion of such a rule at a
+    moment and a window's wider one do not find the same shifts."""
+    import icalendar
+
+    try:
+        for adapter in series.components:
+            if isinstance(adapter.start, datetime):
+                continue
+            for text in adapter.rrules:
+                rule = icalendar.vRecur.from_ical(text)
+                freq = str(rule.get("FREQ", [""])[0]).upper()
+                if freq in ("HOURLY", "MINUTELY", "SECONDLY") or _WITHIN_A_DAY & set(rule):
+                    return True
     except Exception:
         # What this cannot read is expanded at each lookup.
         return True
