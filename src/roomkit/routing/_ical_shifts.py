@@ -4,9 +4,13 @@ Expanding a schedule's recurring shifts at a moment steps through each rule from
 seconds of a worker thread for a schedule of thousands of rotations. :class:`Shifts` expands
 them once for a window of some hours around the moments asked (the day before each moment
 included, as a lookup's own expansion does), keeps the shifts of the last few windows, and
-answers a lookup in the window from them: the same shifts, in the same order, as an expansion
-at that moment, so the same answer. A series whose own overrides repeat (an override with a
-rule of its own) or whose expansion fails part way is expanded at every lookup, as before.
+answers a lookup in the window from them, naming whom an expansion at that moment names
+(the tests compare the two on random schedules; two shifts of one series starting together
+are left to such an expansion). A series that a wider expansion may read differently is
+expanded at every lookup, as before: one whose own overrides repeat (an override with a rule
+of its own), with a period (``RDATE;VALUE=PERIOD``) longer than its event, of all-day shifts
+repeated within a day, or whose expansion fails part way. How long shifts last is measured
+in real time: one over a daylight-saving change lasts an hour more or less than its wall clock.
 """
 
 from __future__ import annotations
