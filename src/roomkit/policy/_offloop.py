@@ -16,9 +16,9 @@ import asyncio
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import TypeVar, cast
 
-from roomkit.models.clock import LONGEST_TIMEOUT
+from roomkit.models.clock import LONGEST_TIMEOUT, check_deadline
 from roomkit.policy._base import PolicyError
 
 __all__ = ["IN_PROCESS_TIMEOUT", "WORKERS", "OffLoop", "checked_timeout"]
@@ -40,18 +40,16 @@ def checked_timeout(timeout: object, owner: str) -> float:
         PolicyError: ``timeout`` is not a positive number, at most
             :data:`~roomkit.models.clock.LONGEST_TIMEOUT` (a century).
     """
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        # Over a century is a mistake (a digit too many, a unit mixed up), as for every
-        # other timing; NaN and infinity bound nothing.
-        or not 0 < timeout <= LONGEST_TIMEOUT
-    ):
+    # Over a century is a mistake (a digit too many, a unit mixed up), as for a person's
+    # deadline; NaN and infinity bound nothing.
+    try:
+        check_deadline("timeout", 0 if timeout is None else timeout)
+    except ValueError:
         raise PolicyError(
             f"{owner} timeout is a positive number of seconds, at most "
             f"{LONGEST_TIMEOUT:.0f} (a century): {timeout!r}"
-        )
-    return float(timeout)
+        ) from None
+    return float(cast("float", timeout))
 
 
 class OffLoop:
