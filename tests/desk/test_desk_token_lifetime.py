@@ -120,6 +120,19 @@ def test_the_revoke_command_says_what_it_needs(
         assert err.startswith("roomkit: "), argv
 
 
+def test_revoking_an_actor_name_as_the_token_names_the_actor_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``roomkit revoke alice`` means alice's tokens: the error says to write ``--actor``."""
+    monkeypatch.setenv("ROOMKIT_DESK_SECRET", SECRET)
+    code = main(["revoke", "alice", "--store", f"sqlite:///{tmp_path / 'desk.db'}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "alice is not a token" in err
+    assert "`roomkit revoke --actor alice` with the same --store" in err
+
+
 @pytest.mark.parametrize("what", [["--actor", "bob"], ["TOKEN"]])
 def test_revoking_on_a_sqlite_file_that_does_not_exist_is_refused(
     tmp_path: Path,

@@ -105,8 +105,18 @@ def revoke(args: argparse.Namespace) -> int:
             raise Failure(str(error), 2) from None
         entry, what = actor_entry(args.actor), f"every token of {printable(args.actor)}"
     else:
+        given = _token_of(args.token)
+        if "." not in given:
+            # Every token is two parts joined by a dot; a bare word is most likely the
+            # actor whose tokens were meant.
+            raise Failure(
+                f"{printable(given)} is not a token (a token holds a '.'): to revoke every "
+                f"token of that actor, run `roomkit revoke --actor {printable(given)}` with "
+                "the same --store",
+                2,
+            )
         try:
-            claims = token_claims(existing_secret(args.data_dir), _token_of(args.token))
+            claims = token_claims(existing_secret(args.data_dir), given)
         except DeskAuthError as error:
             raise Failure(f"Not a token of this desk: {error}", 2) from None
         if not isinstance(claims.get("jti"), str):
