@@ -45,6 +45,17 @@ def test_writers_at_once_lose_nothing(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / SUBSCRIPTIONS_FILE).stat().st_mode) == 0o600
 
 
+@pytest.mark.parametrize("first", ["vapid key", "subscription"])
+def test_the_data_folder_they_make_is_for_its_user_alone(tmp_path: Path, first: str) -> None:
+    """Whichever of the desk's files comes first makes the folder as the key file does: 0700."""
+    folder = tmp_path / "desk"
+    if first == "vapid key":
+        load_or_create_vapid_key(folder)
+    else:
+        PushSubscriptions(folder).add("alice", subscription_of(device(1).subscription()))
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
 def test_a_reader_sees_another_writer_s_change(tmp_path: Path) -> None:
     reader, writer = PushSubscriptions(tmp_path), PushSubscriptions(tmp_path)
     assert not reader.reaches("alice")

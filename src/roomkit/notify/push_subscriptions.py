@@ -91,7 +91,8 @@ def load_or_create_vapid_key(data_dir: str | os.PathLike[str] | None = None) -> 
     path = folder / VAPID_FILE
     try:
         if not path.exists():
-            folder.mkdir(parents=True, exist_ok=True)
+            # The desk's folder, made as its key file makes it: for its user alone.
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             key = ec.generate_private_key(ec.SECP256R1())
             pem: bytes = key.private_bytes(
                 serialization.Encoding.PEM,
@@ -385,7 +386,7 @@ class PushSubscriptions:
     @contextlib.contextmanager
     def _writing(self) -> Iterator[dict[str, list[Subscription]]]:
         """The subscriptions to change in place, written back in one rename under the lock."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         lock = os.open(self.folder / "push-subscriptions.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
