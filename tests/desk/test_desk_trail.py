@@ -70,8 +70,8 @@ async def test_the_desk_signs_what_it_settles_and_checkpoints_as_it_stops(
     assert desk.returncode == 0
     code, out, err = await run(capsys, "audit", "verify", "--store", url, "--data-dir", data)
     assert (code, err) == (0, "")
-    assert "1 request histories" in out
-    assert "1 checkpoints hold" in out
+    assert "1 request history" in out
+    assert "1 checkpoint holds" in out
     assert "0 histories written since" in out
 
 
@@ -107,5 +107,5 @@ async def test_the_notifier_signs_what_it_shows_and_checkpoints_as_it_stops(
         capsys, "audit", "verify", "--store", f"sqlite:///{database}", "--data-dir", str(data)
     )
     assert (code, problems) == (0, "")
-    assert "1 request histories, 2 entries" in out
-    assert "1 checkpoints hold" in out, err
+    assert "1 request history, 2 entries" in out
+    assert "1 checkpoint holds" in out, err

@@ -172,11 +172,12 @@ def checkpoint(args: argparse.Namespace) -> int:
         raise Failure(f"Cannot write a checkpoint: {_no_key()}", 2)
     if args.adopt:
         signed, broken = _run(args.store, keys, lambda store: store.adopt())
-        print(f"Signed {signed} heads as they stand")
+        print(f"Signed {_counted(signed, 'head as it stands', 'heads as they stand')}")
         if broken:
+            left = "does not hold and was" if len(broken) == 1 else "do not hold and were"
             print(
-                f"{len(broken)} histories do not hold and were left: `roomkit audit verify` "
-                "names what breaks them",
+                f"{_counted(len(broken), 'history', 'histories')} {left} left: "
+                "`roomkit audit verify` names what breaks them",
                 file=sys.stderr,
             )
     done, earlier = _run(args.store, keys, _checkpoint)
@@ -185,10 +186,12 @@ def checkpoint(args: argparse.Namespace) -> int:
     elif done.checkpoint is None:
         print("No head changed since the last checkpoint: none written")
     else:
-        print(f"Wrote checkpoint #{done.checkpoint.n} of {done.heads} changed heads")
+        heads = _counted(done.heads, "changed head", "changed heads")
+        print(f"Wrote checkpoint #{done.checkpoint.n} of {heads}")
     if done.unsigned:
+        left = "is not signed and was" if len(done.unsigned) == 1 else "are not signed and were"
         print(
-            f"{len(done.unsigned)} heads are not signed and were left out: "
+            f"{_counted(len(done.unsigned), 'head', 'heads')} {left} left out: "
             "`roomkit audit verify` names them",
             file=sys.stderr,
         )
@@ -292,20 +295,29 @@ def add_parser(
 
 
 def _verified(report: TrailReport) -> str:
-    done = (
-        f"Verified {report.chains} request histories, {report.entries} entries: every chain holds"
-    )
+    chains = _counted(report.chains, "request history", "request histories")
+    done = f"Verified {chains}, {_counted(report.entries, 'entry', 'entries')}: every chain holds"
     if not report.signed:
         return f"{done}. Not checked: the signed heads and checkpoints ({_no_key()})"
     if not report.checkpoints:
         kept = "no checkpoint yet, so a history deleted whole would not show"
     else:
+        hold = "checkpoint holds" if report.checkpoints == 1 else "checkpoints hold"
+        since = (
+            "history written since is vouched for by its head"
+            if report.unlisted == 1
+            else "histories written since are vouched for by their heads"
+        )
         kept = (
-            f"{report.checkpoints} checkpoints hold (the last at {report.last_at}; "
-            f"{report.unlisted} histories written since are vouched for by their heads alone)"
+            f"{report.checkpoints} {hold} (the last at {report.last_at}; "
+            f"{report.unlisted} {since} alone)"
         )
     purged = f"; {report.purged} gone after the audit retention" if report.purged else ""
     return f"{done}, every head holds its signature, {kept}{purged}"
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def audit_keys(data_dir: Path | None) -> AuditKeys | None:

@@ -186,7 +186,7 @@ def test_a_quorums_edited_vote_verifies_and_its_arguments_are_checked(
     held = asyncio.run(vote())
     code, out, err = run(capsys, "audit", "verify", "--store", place.url)
     assert (code, err) == (0, "")
-    assert "1 request histories, 2 entries" in out
+    assert "1 request history, 2 entries" in out
     place.rewrite(held, 1, lambda text: text.replace('{"a":2}', '{"a":3}'))
     code, _, err = run(capsys, "audit", "verify", "--store", place.url)
     assert code == 1
@@ -228,7 +228,7 @@ def test_the_readmes_audit_commands_run_as_written(
     )
     assert done.returncode == 0, done.stderr
     assert "Wrote checkpoint #0 of 2 changed heads" in done.stdout
-    assert "every chain holds, every head holds its signature, 1 checkpoints hold" in done.stdout
+    assert "every chain holds, every head holds its signature, 1 checkpoint holds" in done.stdout
     exported = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert len([line for line in exported if "entry" in line]) == 6
     assert [line["n"] for line in exported if "checkpoint" in line] == [0]

@@ -90,10 +90,10 @@ def test_a_first_checkpoint_over_unsigned_heads_points_at_adopt(
     assert "since the last checkpoint" not in out
     assert out.startswith("No checkpoint yet, and none written: no head is signed")
     assert "`roomkit audit checkpoint --adopt`" in out
-    assert "1 heads are not signed" in err
+    assert "1 head is not signed" in err
     code, out, _ = run(capsys, "audit", "checkpoint", "--adopt", "--store", place.url)
     assert code == 0
-    assert out == "Signed 1 heads as they stand\nWrote checkpoint #0 of 1 changed heads\n"
+    assert out == "Signed 1 head as it stands\nWrote checkpoint #0 of 1 changed head\n"
     code, out, _ = run(capsys, "audit", "checkpoint", "--store", place.url)
     assert (code, out) == (0, "No head changed since the last checkpoint: none written\n")
 
@@ -128,7 +128,7 @@ def test_the_key_file_signs_and_a_rotated_key_still_checks_what_the_old_one_sign
     code, out, _ = run(
         capsys, "audit", "checkpoint", "--store", place.url, "--data-dir", str(folder)
     )
-    assert (code, out) == (0, "Wrote checkpoint #0 of 1 changed heads\n")
+    assert (code, out) == (0, "Wrote checkpoint #0 of 1 changed head\n")
 
     assert run(capsys, "audit", "key", "--rotate", "--data-dir", str(folder))[0] == 0
     rotated = load_audit_keys(folder)

@@ -177,8 +177,8 @@ def test_an_id_of_bytes_that_are_not_utf8_is_named_and_left_unsigned(
     assert f"the history of {read_back!r} has no signed head" in problems, problems
     assert main(["audit", "checkpoint", "--adopt", "--store", place.url]) == 0
     out, err = capsys.readouterr()
-    assert "Signed 1 heads as they stand" in out, (out, err)
-    assert "1 histories do not hold and were left" in err, err
+    assert "Signed 1 head as it stands" in out, (out, err)
+    assert "1 history does not hold and was left" in err, err
     code, problems = verify(place, capsys)
     assert code == 1
     assert f"history of {filled.question!r}" not in problems, problems

@@ -374,8 +374,8 @@ def test_adopt_leaves_a_history_numbered_with_text_and_signs_the_rest(
         )
     assert main(["audit", "checkpoint", "--adopt", "--store", place.url]) == 0
     out, err = capsys.readouterr()
-    assert "Signed 1 heads as they stand" in out, (out, err)
-    assert "1 histories do not hold and were left" in err, err
+    assert "Signed 1 head as it stands" in out, (out, err)
+    assert "1 history does not hold and was left" in err, err
     code, problems = verify(place, capsys)
     assert code == 1
     assert f"the history of {filled.approval!r} breaks at entry 1" in problems, problems

@@ -100,12 +100,12 @@ def test_unsigned_histories_are_named_until_adopted_then_kept(
     place.set_rows(second, [(0, rows[0][1].replace('"Ask"', '"Asked"')), rows[1]])
     code, out, err = run(capsys, "audit", "checkpoint", "--adopt", "--store", place.url)
     assert code == 0
-    assert "Signed 1 heads as they stand" in out
-    assert "1 histories do not hold and were left" in err
+    assert "Signed 1 head as it stands" in out
+    assert "1 history does not hold and was left" in err
     place.set_rows(second, rows)
     code, out, err = run(capsys, "audit", "checkpoint", "--adopt", "--store", place.url)
     assert (code, err) == (0, "")
-    assert "Signed 1 heads as they stand\nWrote checkpoint #1 of 1 changed heads" in out
+    assert "Signed 1 head as it stands\nWrote checkpoint #1 of 1 changed head" in out
     code, out, err = run(capsys, "audit", "verify", "--store", place.url)
     assert (code, err) == (0, "")
     place.set_rows(first, place.rows(first)[:1])
