@@ -11,7 +11,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from roomkit._extras import missing_module, requires_extra
+from roomkit._extras import install_command, missing_module, requires_extra
 
 SRC = Path(__file__).parents[1] / "src" / "roomkit"
 
@@ -23,7 +23,7 @@ def test_a_missing_library_names_its_extra_and_keeps_the_cause() -> None:
     error = caught.value
     assert str(error) == (
         "roomkit.notify.slack needs the slack extra (roomkit_no_such_library is not "
-        "installed): pip install -e '.[slack]' in roomkit's checkout"
+        f"installed): {install_command('slack')}"
     )
     assert error.name == "roomkit_no_such_library"
     assert isinstance(error.__cause__, ModuleNotFoundError)

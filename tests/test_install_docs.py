@@ -122,4 +122,4 @@ def test_the_readme_install_commands_work_in_a_fresh_venv(tmp_path: Path) -> Non
                 assert install == "pip install 'roomkit-hitl[sqlite]'"
             else:
                 assert ROOT / "src" in installed.parents, "the checkout is imported"
-                assert install == "pip install -e '.[sqlite]' in roomkit's checkout"
+                assert install == f"pip install -e '{ROOT}[sqlite]'"

@@ -2,15 +2,16 @@
 
 Every lazy import of an optional library words its failure here, so each says the same
 thing: what needs the library, the extra that brings it, and the command that installs that
-extra, for the way this roomkit was installed: from a checkout (installed editable, or its
-sources on the path), ``pip install -e '.[postgres]'`` in the checkout; as a package (a
-wheel), ``pip install 'roomkit-hitl[postgres]'``, which keeps the roomkit installed and adds
-the extra's libraries.
+extra, for the way this roomkit was installed, to run in any folder: from a checkout
+(installed editable, or its sources on the path), ``pip install -e '/src/roomkit[postgres]'``
+with the checkout's path; as a package (a wheel), ``pip install 'roomkit-hitl[postgres]'``,
+which keeps the roomkit installed and adds the extra's libraries.
 """
 
 from __future__ import annotations
 
 import importlib
+import shlex
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
@@ -20,6 +21,7 @@ from roomkit.version import DISTRIBUTION
 
 __all__ = [
     "EXTRA_OF",
+    "checkout_root",
     "extra_missing",
     "extra_of",
     "extras_missing",
@@ -75,11 +77,23 @@ several extras install (uvicorn: ``desk`` and ``mcp``) names the first one docum
 
 def install_command(extra: str) -> str:
     """The command that installs ``extra`` (several: ``"desk,notify"``) beside this roomkit,
-    with where it runs: ``pip install -e '.[postgres]' in roomkit's checkout`` for a roomkit
-    run from its checkout, ``pip install 'roomkit-hitl[postgres]'`` for an installed one."""
-    if from_checkout():
+    run from any folder: ``pip install -e '/src/roomkit[postgres]'`` (the checkout's path)
+    for a roomkit run from its checkout, ``pip install 'roomkit-hitl[postgres]'`` for an
+    installed one."""
+    if not from_checkout():
+        return f"pip install '{DISTRIBUTION}[{extra}]'"
+    root = checkout_root()
+    if root is None:
         return f"pip install -e '.[{extra}]' in roomkit's checkout"
-    return f"pip install '{DISTRIBUTION}[{extra}]'"
+    return f"pip install -e {shlex.quote(f'{root}[{extra}]')}"
+
+
+@cache
+def checkout_root() -> Path | None:
+    """The folder of the checkout this roomkit runs from (the one holding its
+    ``pyproject.toml``), ``None`` when its sources are not laid out in one."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() else None
 
 
 @cache
@@ -141,7 +155,7 @@ def extra_missing(what: str, extra: str, module: str | None = None) -> str:
         module: the library that is missing (its top level is named), when it is known.
 
     Example: ``roomkit mcp needs the mcp extra (mcp is not installed): pip install -e
-    '.[mcp]' in roomkit's checkout`` (from a checkout), ``...: pip install
+    '/src/roomkit[mcp]'`` (from a checkout in ``/src/roomkit``), ``...: pip install
     'roomkit-hitl[mcp]'`` (an installed package).
     """
     lacking = f" ({module.split('.', 1)[0]} is not installed)" if module else ""
@@ -171,7 +185,7 @@ def extras_missing(what: str, lacking: Mapping[str, Collection[str]]) -> str:
     installs them all.
 
     Example: ``roomkit notify needs the notify and sqlite extras (aiosqlite, standardwebhooks
-    are not installed): pip install -e '.[notify,sqlite]' in roomkit's checkout``.
+    are not installed): pip install -e '/src/roomkit[notify,sqlite]'``.
     """
     extras = list(lacking)
     libraries = sorted(set().union(*lacking.values()))

@@ -8,6 +8,7 @@ it on a machine without either.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import venv
@@ -47,12 +48,11 @@ def mcp_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     where = tmp_path_factory.mktemp("fresh") / "venv"
     venv.create(where, with_pip=False)
-    # pip install -e '.[mcp]' in roomkit's checkout: the tests run from one.
-    command = install_command("mcp").removesuffix(" in roomkit's checkout")
-    pip, install, editable, target = command.split()
+    # pip install -e '/the/checkout[mcp]': the tests run from one.
+    pip, install, editable, target = shlex.split(install_command("mcp"))
     into = ["--python", str(where / "bin" / "python")]
     done = run(
-        [sys.executable, "-m", pip, *into, install, "-q", editable, target.strip("'")],
+        [sys.executable, "-m", pip, *into, install, "-q", editable, target],
         cwd=ROOT,
         timeout=300,
     )

@@ -17,6 +17,7 @@ from tests.core.conftest import fresh_prefix
 from tests.tools.human_input.stores.redis_server import RedisServer, running_redis
 
 from roomkit import RoomKit
+from roomkit._extras import install_command
 from roomkit.core.exceptions import CorruptRecordError, StoreFormatError, StoreUnavailableError
 from roomkit.core.store import JournalStep, OpenTurn, turn_journal
 from roomkit.models.room import ChannelBinding, Participant, Room, RoomEvent, TextContent
@@ -228,7 +229,7 @@ def test_without_the_redis_extra_the_import_names_it() -> None:
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
-    assert "pip install -e '.[redis]'" in done.stdout
+    assert install_command("redis") in done.stdout
     assert "RedisRoomStore" in done.stdout
 
 

@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 from tests.notify.slack_api import free_port
 
+from roomkit._extras import install_command
 from roomkit.models.pending_input import PendingInput
 from roomkit.notify import Apprise, DeliveryError, Notice, NoticeType, Surface
 from roomkit.tools.human_input import HumanInputHandler
@@ -192,7 +193,7 @@ def test_roomkit_notify_imports_without_apprise() -> None:
     )
     assert done.stdout.strip() == (
         "roomkit.notify.apprise needs the apprise extra (apprise is not installed): "
-        "pip install -e '.[apprise]' in roomkit's checkout"
+        f"{install_command('apprise')}"
     )
 
 

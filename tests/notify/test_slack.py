@@ -14,6 +14,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 from tests.notify.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, free_port
 
+from roomkit._extras import install_command
 from roomkit.desk.slack import signing_secret_of
 from roomkit.models.pending_input import PendingInput, arguments_digest
 from roomkit.notify import DeliveryError, Notice, NoticeType, Person, Slack, Surface
@@ -535,7 +536,7 @@ def test_roomkit_notify_imports_without_the_slack_sdk() -> None:
     )
     assert done.stdout.strip() == (
         "roomkit.notify.slack needs the slack extra (slack_sdk is not installed): "
-        "pip install -e '.[slack]' in roomkit's checkout"
+        f"{install_command('slack')}"
     )
 
 

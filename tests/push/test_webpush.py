@@ -18,6 +18,7 @@ from tests.push.phones import tap
 from tests.push.push_service import Browser, PushService
 
 from roomkit import RoomKit
+from roomkit._extras import install_command
 from roomkit.auth.tokens import token_claims
 from roomkit.desk.app import create_desk_app
 from roomkit.models.pending_input import PendingInput
@@ -362,7 +363,7 @@ def test_without_the_push_extra_the_error_names_it() -> None:
     )
     assert done.stdout.strip() == (
         "roomkit.notify.webpush needs the push extra (pywebpush is not installed): "
-        "pip install -e '.[push]' in roomkit's checkout"
+        f"{install_command('push')}"
     )
 
 

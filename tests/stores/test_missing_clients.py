@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from roomkit._extras import install_command
+
 
 def import_error(statement: str, blocked: tuple[str, ...]) -> str:
     """What ``statement`` raises, in a fresh interpreter where ``blocked`` are missing."""
@@ -41,7 +43,7 @@ def test_a_store_without_its_client_names_the_extra(
 ) -> None:
     said = import_error(f"from {package} import {names}", blocked)
     assert f"needs the {extra} extra" in said
-    assert f"pip install -e '.[{extra}]'" in said
+    assert install_command(extra) in said
     assert names in said
 
 
@@ -75,4 +77,4 @@ def test_a_module_without_its_library_names_the_extra(
 ) -> None:
     said = import_error(statement, blocked)
     assert f"needs the {extra} extra" in said
-    assert f"pip install -e '.[{extra}]'" in said
+    assert install_command(extra) in said
