@@ -30,6 +30,7 @@ from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._resumes import LEASE
 from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
+from roomkit.adapters.openai_agents._calls import called, field
 from roomkit.adapters.openai_agents._keeping import Draft, Load, keep_pause
 from roomkit.adapters.openai_agents._saved import Paused, SavedRuns
 from roomkit.adapters.openai_agents._tools import missing_tools, tool_names
@@ -410,8 +411,8 @@ def _checked(run_key: str, where: str) -> str:
 def _pause(run_key: str, item: Any) -> Pause:
     """The approval of one ``ToolApprovalItem``."""
     raw = item.raw_item
-    call_id = str(getattr(raw, "call_id", None) or getattr(raw, "id", ""))
-    parsed = _arguments(getattr(raw, "arguments", None))
+    call_id = str(field(raw, "call_id") or field(raw, "id") or "")
+    parsed = _arguments(called(raw))
     tool = next(
         (t for t in getattr(item.agent, "tools", []) if getattr(t, "name", None) == item.tool_name),
         None,
