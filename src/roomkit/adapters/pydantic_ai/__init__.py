@@ -83,6 +83,9 @@ class ResumeOptions(AskOptions, total=False):
     """Toolsets added for this run."""
     event_stream_handler: Any
     """Receives the run's events as they stream."""
+    deferred_tool_results: Any
+    """The ``DeferredToolResults`` of the calls the run deferred that roomkit does not ask
+    about (``'external'``), joined to those roomkit builds; it may name none of roomkit's."""
 
 
 _DECISIONS = ("approve", "edit", "reject")
@@ -175,7 +178,7 @@ async def results_for(
             ``DeferredToolRequests``.
     """
     asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.results_for()")
-    claim, decided = await _decided(asker, requests)
+    claim, decided = await _decided(asker, _marked(requests))
     # Handed out once for good: the caller's next run is the resume.
     if not await asker.resumes.claim(claim):
         return None
@@ -213,14 +216,22 @@ async def resume(
     Raises:
         ValueError: ``requests`` holds no call that :func:`deferred_handler` opened, or
             ``agent`` has not the tool of a call a person approved (named; nothing is run,
-            and the decisions stay).
+            and the decisions stay); or a call roomkit does not ask about (``'external'``)
+            has no result in ``deferred_tool_results``, or that names a call roomkit asks
+            about (said before waiting).
         KeyConflictError: as :func:`results_for`.
-        TypeError: ``requests`` is no ``DeferredToolRequests``.
+        TypeError: ``requests`` is no ``DeferredToolRequests``, or
+            ``deferred_tool_results`` no ``DeferredToolResults``.
     """
     asker, passed = asking(handler, CHANNEL, options, where="pydantic_ai.resume()", passes_on=True)
-    claim, decided = await _decided(asker, requests)
+    given = passed.pop("deferred_tool_results", None)
+    opened = _marked(requests)
+    _check_given(requests, opened, given)
+    claim, decided = await _decided(asker, opened)
     _check_tools(agent, passed.get("toolsets"), decided)
     results = _results(requests, decided)
+    if given is not None:
+        results.update(given)  # the application's calls: none of roomkit's (checked)
     return await asker.resumes.resume_once(
         claim,
         lambda: agent.run(
@@ -257,10 +268,50 @@ def _check_tools(agent: Any, more: Any, decided: list[tuple[Any, Pause, Verdict]
         )
 
 
-async def _decided(
-    asker: Asker, requests: DeferredToolRequests
-) -> tuple[str, list[tuple[Any, Pause, Verdict]]]:
-    """The claim naming ``requests``' resume, and each call's verdict once settled.
+def _check_given(
+    requests: DeferredToolRequests, opened: list[tuple[Any, Pause, str]], given: object
+) -> None:
+    """Raise unless ``given``, the application's results, answers every call of ``requests``
+    that roomkit does not ask about (``opened`` are those it asks about), and none of those.
+
+    Raises:
+        TypeError: ``given`` is neither ``None`` nor a ``DeferredToolResults``.
+        ValueError: it names a call roomkit asks about, or leaves one of the others out.
+    """
+    if given is not None and not isinstance(given, DeferredToolResults):
+        raise TypeError(
+            "pydantic_ai.resume(): deferred_tool_results must be the DeferredToolResults of "
+            "the calls the run deferred for the application, got "
+            f"{type(given).__name__}; nothing was run"
+        )
+    asked = {part.tool_call_id for part, _, _ in opened}
+    named = set() if given is None else {*given.calls, *given.approvals}
+    if named & asked:
+        raise ValueError(
+            "pydantic_ai.resume(): deferred_tool_results names calls that roomkit asks people "
+            f"about ({', '.join(map(shown, sorted(named & asked)))}): their results are the "
+            "people's decisions; pass only those of the calls deferred for the application; "
+            "nothing was run, and the decisions stay"
+        )
+    lacking = [
+        part
+        for part in [*requests.approvals, *requests.calls]
+        if part.tool_call_id not in asked | named
+    ]
+    if lacking:
+        calls = ", ".join(f"{shown(p.tool_name)} ({shown(p.tool_call_id)})" for p in lacking)
+        raise ValueError(
+            f"pydantic_ai.resume(): the run also deferred {calls}, which roomkit does not ask "
+            "about (an 'external' call, or one no deferred_handler opened): pass their results "
+            "as resume(..., deferred_tool_results=DeferredToolResults(calls={...})), as "
+            "Pydantic AI takes a result for every deferred call; nothing was run, and the "
+            "decisions stay"
+        )
+
+
+def _marked(requests: DeferredToolRequests) -> list[tuple[Any, Pause, str]]:
+    """The calls of ``requests`` whose metadata names their request: each with its pause
+    and its request's pending id.
 
     Raises:
         TypeError: ``requests`` is no ``DeferredToolRequests``.
@@ -287,6 +338,18 @@ async def _decided(
             "these DeferredToolRequests hold no call roomkit asked about: end the run with "
             "deferred_handler(handler, wait=False) so that each call's metadata names its request"
         )
+    return opened
+
+
+async def _decided(
+    asker: Asker, opened: list[tuple[Any, Pause, str]]
+) -> tuple[str, list[tuple[Any, Pause, Verdict]]]:
+    """The claim naming the resume of the calls ``opened`` (:func:`_marked`), and each
+    call's verdict once settled.
+
+    Raises:
+        KeyConflictError: a call's request was made for another call.
+    """
     for part, _, pending_id in opened:
         await _check_call(asker.handler, pending_id, part)
     # Waits that own no request: a caller cut while people decide withdraws nothing.
