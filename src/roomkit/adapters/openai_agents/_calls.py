@@ -26,12 +26,14 @@ def field(raw: Any, name: str) -> Any:
 
 def called(raw: Any) -> Any:
     """What the call ``raw`` asks to run: its ``arguments``; else, for a call that has
-    none, its other fields as JSON, those unset left out, so that the same call is shown
-    the same from the SDK's object and from the dict a loaded state holds."""
+    none, its other fields as JSON, those unset or ``None`` left out, so that the same call
+    is shown the same from the SDK's object and from the dict a loaded state holds."""
     arguments = field(raw, "arguments")
     if arguments is not None:
         return arguments
-    found = to_jsonable_python(raw, fallback=str)
+    # Its fields as the SDK writes them into a state: those set, no default.
+    dump = getattr(raw, "model_dump", None)
+    found = to_jsonable_python(dump(exclude_unset=True) if callable(dump) else raw, fallback=str)
     if not isinstance(found, dict):
         return found
     return _without_none({name: value for name, value in found.items() if name not in _BOOKKEEPING})
