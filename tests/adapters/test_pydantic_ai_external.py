@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import HandleDeferredToolCalls
 from pydantic_ai.exceptions import CallDeferred
-from pydantic_ai.models.test import TestModel
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.tools import DeferredToolResults
+from tests.adapters.test_pydantic_ai import build as build_agent
 
 from roomkit.adapters import pydantic_ai as pa
 from roomkit.tools.approvals import approve
@@ -21,16 +20,8 @@ from roomkit.tools.human_input import HumanInputHandler
 def build(handler: HumanInputHandler, sent: list[str]) -> Agent[None, Any]:
     """An agent whose scripted model calls ``send`` (held for approval) and ``render`` (a
     job the application runs elsewhere)."""
-    agent: Agent[None, Any] = Agent(
-        TestModel(call_tools=["send", "render"]),
-        output_type=[str, DeferredToolRequests],
-        capabilities=[HandleDeferredToolCalls(handler=pa.deferred_handler(handler, wait=False))],
-    )
-
-    @agent.tool_plain(requires_approval=True)
-    def send(to: str) -> str:
-        sent.append(to)
-        return f"sent to {to}"
+    handle = pa.deferred_handler(handler, wait=False)
+    agent = build_agent(handle, ["send", "render"], sent)
 
     @agent.tool_plain
     def render(job: str) -> str:
@@ -51,17 +42,30 @@ async def paused(handler: HumanInputHandler, agent: Agent[None, Any]) -> tuple[A
     return first, external.tool_call_id
 
 
+async def resumed(
+    handler: HumanInputHandler, agent: Agent[None, Any], first: Any, external: str
+) -> Any:
+    """The output of the run resumed with the application's result of ``external``."""
+    second = await pa.resume(
+        agent,
+        first.output,
+        first.all_messages(),
+        handler=handler,
+        deferred_tool_results=DeferredToolResults(calls={external: "rendered"}),
+    )
+    return json.loads(second.output)
+
+
 async def test_resume_joins_the_applications_results_to_the_peoples(
     handler: HumanInputHandler,
 ) -> None:
     sent: list[str] = []
     agent = build(handler, sent)
     first, external = await paused(handler, agent)
-    given = DeferredToolResults(calls={external: "rendered"})
-    second = await pa.resume(
-        agent, first.output, first.all_messages(), handler=handler, deferred_tool_results=given
-    )
-    assert json.loads(second.output) == {"send": "sent to a", "render": "rendered"}
+    assert await resumed(handler, agent, first, external) == {
+        "send": "sent to a",
+        "render": "rendered",
+    }
     assert sent == ["a"]
 
 
@@ -86,9 +90,5 @@ async def test_resume_lacking_the_applications_results_says_so_and_keeps_the_dec
             deferred_tool_results=overriding,
         )
     assert sent == []
-    given = DeferredToolResults(calls={external: "rendered"})
-    second = await pa.resume(
-        agent, first.output, first.all_messages(), handler=handler, deferred_tool_results=given
-    )
-    assert second is not None
+    assert await resumed(handler, agent, first, external) is not None
     assert sent == ["a"]
