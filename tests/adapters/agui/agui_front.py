@@ -83,15 +83,19 @@ class Front:
         max_new_messages: int | None = None,
         provider: AIProvider | None = None,
         clock: Callable[[], float] | None = None,
+        human_tools: list[AITool] | None = None,
     ) -> None:
+        """``human_tools``: the host's own human-input tools, served beside the two
+        standard ones."""
         self.handler = HumanInputHandler(store=questions) if questions else HumanInputHandler()
         self.outbox = Outbox()
         self.provider = provider or MockAIProvider(ai_responses=script)
+        own = human_tools or []
         human = HumanInputToolHandler(
-            {"AskUserQuestion", "ConfirmAction"},
+            {"AskUserQuestion", "ConfirmAction", *(tool.name for tool in own)},
             handler=self.handler,
             approvals={"send": approval or Approval()},
-            tool_definitions=[AITool(**ASK_USER_QUESTION), AITool(**CONFIRM_ACTION)],
+            tool_definitions=[AITool(**ASK_USER_QUESTION), AITool(**CONFIRM_ACTION), *own],
             answer_schemas=answer_schemas,
         )
         self.kit = RoomKit(store=rooms, clock=clock) if clock else RoomKit(store=rooms)

@@ -10,9 +10,11 @@ from datetime import datetime, timedelta
 from ag_ui.core import EventType
 from agui_front import SECRET, Front, ask, bearer, confirm, interrupts, send, texts
 
+from roomkit import AITool
 from roomkit.desk.auth import token_entry
 from roomkit.desk.tokens import issue_token, token_claims
 from roomkit.providers.ai.base import AIResponse
+from roomkit.providers.ai.mock import MockAIProvider
 
 DONE = AIResponse(content="Done.")
 SHADE = {
@@ -39,6 +41,31 @@ async def test_a_confirmation_is_a_confirmation_interrupt_answered_by_its_body()
         assert request is not None
         assert request.result is not None
         assert (json.loads(request.result), request.settled_by) == (payload, "alice")
+    finally:
+        await front.close()
+
+
+SURVEY = AITool(
+    name="Survey",
+    description="Ask the user several things.",
+    parameters={
+        "type": "object",
+        "properties": {"questions": {"type": "array", "items": {"type": "string"}}},
+    },
+)
+
+
+async def test_a_custom_tool_asking_questions_as_text_is_an_interrupt() -> None:
+    """A host's own tool whose ``questions`` are text, not question objects, is a custom
+    request: the run ends with its interrupt, showing the call."""
+    call = MockAIProvider.tool_call("Survey", {"questions": ["Colour?", "Size?"]}, id="tc-s")
+    front = Front([call, DONE], human_tools=[SURVEY])
+    try:
+        [interrupt] = interrupts(await front.run("Ask me"))
+        assert (interrupt.reason, interrupt.tool_call_id) == ("input_required", "tc-s")
+        assert interrupt.message == 'Survey({"questions": ["Colour?", "Size?"]})'
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"answer": "ok"}}]
+        assert texts(await front.run(resume=resume)) == ["Done."]
     finally:
         await front.close()
 

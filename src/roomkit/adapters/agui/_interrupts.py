@@ -94,9 +94,10 @@ def _message(request: PendingInput, kind: Kind) -> str:
         text = arguments.get(field)
         if isinstance(text, str) and text:
             return text
-    questions = arguments.get("questions")
-    if isinstance(questions, list):
-        return "\n".join(str(item.get("question", "")) for item in questions)
+    if kind is Kind.QUESTIONS:
+        # Only a set of questions is sure to hold objects: a custom tool's "questions"
+        # is whatever the model wrote.
+        return "\n".join(item["question"] for item in arguments["questions"])
     return f"{request.tool_name}({json.dumps(arguments, ensure_ascii=False, sort_keys=True)})"
 
 
