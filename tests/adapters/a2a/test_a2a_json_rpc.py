@@ -186,6 +186,28 @@ async def test_the_rest_routes_and_the_card_keep_their_shape() -> None:
 
 
 @pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/.well-known/message:send"),
+        ("GET", "/.well-known/tasks"),
+        ("GET", "/.well-known/extendedAgentCard"),
+    ],
+)
+async def test_the_sdks_routes_under_the_cards_folder_still_want_a_token(
+    method: str, path: str
+) -> None:
+    """The SDK's ``/{tenant}`` routes take ``.well-known`` as a tenant: only the card's own
+    route is served to anyone, so no task is made, or listed, without a token."""
+    world = World([AIResponse(content="Never.")])
+    body = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Hi"}]}}
+    async with raw(world, None) as http:
+        response = await http.request(method, path, json=body if method == "POST" else None)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer realm="roomkit"'
+    assert world.provider.calls == []
+
+
+@pytest.mark.parametrize(
     ("method", "path", "allow"),
     [
         ("PUT", "/rpc", "POST"),

@@ -14,7 +14,10 @@ or an invalid request (-32600).
 :func:`route_of` tells a request to one of the SDK's JSON-RPC routes (the routes
 ``create_jsonrpc_routes`` makes, served by its ``JsonRpcDispatcher``) from the others, and
 names the methods a path takes when no route there takes the request's own, even where
-Starlette's router would answer it 404 (through the SDK's ``/{tenant}`` mount).
+Starlette's router would answer it 404 (through the SDK's ``/{tenant}`` mount). It also says
+whether the route taking a request is declared under ``/.well-known/`` (the agent card's),
+which the gate serves to anyone: a path under it that the SDK's ``/{tenant}`` mount takes
+(``/.well-known/message:send``, tenant ``.well-known``) is an A2A call like any other.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from starlette.routing import Match
 
-__all__ = ["SERVER_ERROR", "Routed", "refuse", "route_of"]
+__all__ = ["PUBLIC_PREFIX", "SERVER_ERROR", "Routed", "refuse", "route_of"]
 
 Scope = MutableMapping[str, Any]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -49,6 +52,8 @@ REASONS = {
 CHALLENGE = b'Bearer realm="roomkit"'
 """The ``WWW-Authenticate`` challenge of every 401."""
 _PARAMETER = re.compile(r"{[^}]*}")
+PUBLIC_PREFIX = "/.well-known/"
+"""Where the routes served to anyone are declared: the agent card's."""
 """A parameter in a route's path template."""
 
 
@@ -63,6 +68,9 @@ class Routed:
     route takes it, or none takes its path."""
     taken: bool = False
     """Whether a route takes it, path and method."""
+    public: bool = False
+    """Whether the route taking it is declared under :data:`PUBLIC_PREFIX` (the agent
+    card's), not merely reached by a path there through a mount's parameter."""
 
 
 def route_of(app: Any, scope: Scope) -> Routed:
@@ -72,22 +80,28 @@ def route_of(app: Any, scope: Scope) -> Routed:
     that takes the path (the SDK's ``/{tenant}``) but holds no route for it, or a route whose
     parameter takes a path a more specific route names (``GET /tasks/{id}`` reading
     ``/tasks/t1:cancel`` as task ``t1:cancel``). Those are the methods' 405. An app without
-    routes has no JSON-RPC route and takes every method."""
+    routes has no JSON-RPC route, takes every method, and serves its paths under
+    :data:`PUBLIC_PREFIX` to anyone."""
     routes = getattr(app, "routes", None)
-    return Routed() if routes is None else _matched(routes, scope)
+    if routes is None:
+        return Routed(public=str(scope.get("path", "")).startswith(PUBLIC_PREFIX))
+    return _matched(routes, scope, "")
 
 
-def _matched(routes: Iterable[Any], scope: Scope) -> Routed:
+def _matched(routes: Iterable[Any], scope: Scope, declared: str) -> Routed:
+    """``scope``'s route among ``routes``, declared under the path template ``declared``."""
     partial: list[Any] = []
     chosen: tuple[Any, Routed] | None = None
     for route in routes:
         match, child = route.matches(scope)
         if match is Match.FULL and chosen is None:
             inner = getattr(route, "routes", None)
+            template = declared + str(getattr(route, "path", ""))
             if inner is not None:  # a mount or a host: its own routes decide
-                chosen = (route, _matched(inner, {**scope, **child}))
+                chosen = (route, _matched(inner, {**scope, **child}, template))
             else:
-                chosen = (route, Routed(json_rpc=_dispatches(route), taken=True))
+                public = template.startswith(PUBLIC_PREFIX)
+                chosen = (route, Routed(json_rpc=_dispatches(route), taken=True, public=public))
         elif match is Match.PARTIAL:
             partial.append(route)
     # Of the routes naming the path, the most specific say what it is: ``/tasks/t1:cancel``

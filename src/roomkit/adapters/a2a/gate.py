@@ -8,8 +8,9 @@ Starlette user the SDK's call context names, so :class:`~roomkit.adapters.a2a.Ro
 asks and answers as them. As on the desk and the AG-UI endpoint, a request whose ``Host`` is
 not a name the door answers to (:class:`~roomkit.auth.traffic.HostRule`, against DNS
 rebinding) gets a 400, and a person over their rate (:class:`~roomkit.auth.traffic.RateLimiter`)
-a 429 with ``Retry-After``. The agent card (``/.well-known/...``) is served to anyone whose
-``Host`` the door answers to.
+a 429 with ``Retry-After``. The agent card (a route declared under ``/.well-known/``) is
+served to anyone whose ``Host`` the door answers to; the SDK's ``/{tenant}`` routes are not,
+with the tenant ``.well-known`` either.
 
 The caller is admitted before a byte of its body is read: a request without a valid token
 is refused on its head alone, so it cannot make the server read, let alone parse, what it
@@ -43,7 +44,6 @@ __all__ = ["A2AGate"]
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-PUBLIC_PREFIX = "/.well-known/"
 
 
 class A2AGate:
@@ -115,7 +115,7 @@ class A2AGate:
         if refusal is not None:
             await _refuse(send, json_rpc, 400, refusal)
             return
-        if not str(scope.get("path", "")).startswith(PUBLIC_PREFIX):
+        if not routed.public:
             token = bearer_token(scope.get("headers"))
             admitted = await admit_session(self.gate, token, self.limiter)
             if isinstance(admitted, Turned):
