@@ -322,6 +322,26 @@ async def test_a_data_part_without_an_answer_asks_again(field: str | None) -> No
     assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
 
 
+@pytest.mark.parametrize(
+    "data", [[1, 2], 5, {"answer": "blue"}], ids=["a list", "a number", "no pending_id"]
+)
+async def test_a_data_part_naming_no_request_is_not_taken_as_blank_text(data: Any) -> None:
+    """A follow-up holding only a data part that names no request answers nothing, and the
+    task says to send text or a data part naming the request, not that the answer is
+    empty."""
+    world = World([ask(), DONE])
+    async with world.http() as http:
+        task = await world.send(http, text="Paint it")
+        [request] = await world.handler.list_pending(room_id="ctx-1")
+        again = await world.send(http, data=data, task=task)
+    assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    [problem, question] = get_text_parts(list(again.status.message.parts))
+    assert "no text, nor a data part naming a request" in problem
+    assert '{"pending_id": ..., "answer": ...}' in problem
+    assert question == "Which colour?"
+    assert [r.pending_id for r in await world.handler.list_pending()] == [request.pending_id]
+
+
 async def test_each_data_part_of_a_follow_up_answers_its_own_request() -> None:
     """Two data parts answer two questions: both are taken, and a third part naming no
     open request is said beside them, taking none of them back."""

@@ -88,6 +88,10 @@ _NOT_YOURS = "No such context: it is another caller's room, or one you may not f
 _NO_TEXT = (
     "The message holds no text: send the request as a text part that is not blank. Nothing was run"
 )
+_NO_ANSWER = (
+    "The message holds no text, nor a data part naming a request: send the answer as text, or "
+    'as a data part {"pending_id": ..., "answer": ...}'
+)
 
 
 class A2AChannel(FeedChannel):
@@ -343,7 +347,12 @@ class RoomKitExecutor(AgentExecutor):
                     'Name the request you answer: a data part {"pending_id": ..., "answer": ...}',
                 )
                 return True, []
-            answers = [(own[0].pending_id, "\n".join(get_text_parts(parts)))]
+            said = get_text_parts(parts)
+            if not said:
+                # Data naming no request, or files: nothing the caller wrote is an answer.
+                await self._ask_again(updater, own, _NO_ANSWER)
+                return True, []
+            answers = [(own[0].pending_id, "\n".join(said))]
         # Each part is settled whatever the others hold: one the task cannot take is said
         # beside the others' outcome, and takes none of them back.
         taken, problems, notes = False, [], []
