@@ -11,13 +11,13 @@ from typing import Any
 import httpx
 import pytest
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part
-from a2a.types import Message, Role, SendMessageRequest, TaskState
+from a2a.types import Message, Role, SendMessageRequest, Task, TaskState
 from a2a_world import BASE, SECRET, World, ask, asked, send
 
 from roomkit.desk.auth import token_entry
 from roomkit.desk.stores import close_stores, open_stores
 from roomkit.desk.tokens import issue_token, token_claims
-from roomkit.models.pending_input import PendingInputStatus
+from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.providers.ai.base import AIResponse
 from roomkit.tools.approvals import Approval
 
@@ -54,16 +54,23 @@ HOSTILE: dict[str, Any] = {
 }
 
 
-@pytest.mark.parametrize("data", list(HOSTILE.values()), ids=list(HOSTILE))
-async def test_a_data_part_naming_no_open_request_asks_again(data: dict[str, Any]) -> None:
-    """The task stays ``input-required``, says what was wrong in a few words, shows the
-    open question again, and the question stays open."""
+async def asked_again(data: Any) -> tuple[World, PendingInput, Task]:
+    """A task asking one question, and the task as a follow-up holding ``data`` left it:
+    ``input-required`` again."""
     world = World([ask(), DONE])
     async with world.http() as http:
         task = await world.send(http, text="Paint it")
         [request] = await world.handler.list_pending(room_id="ctx-1")
         again = await world.send(http, data=data, task=task)
     assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    return world, request, again
+
+
+@pytest.mark.parametrize("data", list(HOSTILE.values()), ids=list(HOSTILE))
+async def test_a_data_part_naming_no_open_request_asks_again(data: dict[str, Any]) -> None:
+    """The task stays ``input-required``, says what was wrong in a few words, shows the
+    open question again, and the question stays open."""
+    world, request, again = await asked_again(data)
     parts = list(again.status.message.parts)
     [problem, question] = get_text_parts(parts)
     assert problem.startswith("No open request")
@@ -329,12 +336,7 @@ async def test_a_data_part_naming_no_request_is_not_taken_as_blank_text(data: An
     """A follow-up holding only a data part that names no request answers nothing, and the
     task says to send text or a data part naming the request, not that the answer is
     empty."""
-    world = World([ask(), DONE])
-    async with world.http() as http:
-        task = await world.send(http, text="Paint it")
-        [request] = await world.handler.list_pending(room_id="ctx-1")
-        again = await world.send(http, data=data, task=task)
-    assert again.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    world, request, again = await asked_again(data)
     [problem, question] = get_text_parts(list(again.status.message.parts))
     assert "no text, nor a data part naming a request" in problem
     assert '{"pending_id": ..., "answer": ...}' in problem
