@@ -8,13 +8,15 @@ when the request ends, for the tasks whose ``input-required`` message named it.
 
 from __future__ import annotations
 
-from a2a.helpers.proto_helpers import get_data_parts
+from a2a.helpers.proto_helpers import get_data_parts, new_text_part
+from a2a.server.tasks import TaskUpdater
 from a2a.types import Task, TaskState
 
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools import texts
+from roomkit.tools.human_input import HumanInputHandler
 
-__all__ = ["asked", "ending"]
+__all__ = ["asked", "end_task", "ending"]
 
 
 def ending(request: PendingInput, waited: float | None) -> tuple[TaskState, str] | None:
@@ -35,6 +37,25 @@ def ending(request: PendingInput, waited: float | None) -> tuple[TaskState, str]
     if request.withdrawn:
         return TaskState.TASK_STATE_CANCELED, f"Withdrawn: request {request.pending_id}"
     return None
+
+
+async def end_task(handler: HumanInputHandler, request: PendingInput, updater: TaskUpdater) -> bool:
+    """End the task ``updater`` updates when ``request`` (of ``handler``) timed out or was
+    withdrawn; whether it did (an answered or refused request does not end it)."""
+    waited = None
+    if handler.durable and request.deadline is not None:
+        # A durable store's deadline is on the epoch clock, as the creation time.
+        waited = request.deadline - request.created_at.timestamp()
+    ends = ending(request, waited)
+    if ends is None:
+        return False
+    state, said = ends
+    message = updater.new_agent_message([new_text_part(said)])
+    if state == TaskState.TASK_STATE_FAILED:
+        await updater.failed(message)
+    else:
+        await updater.cancel(message)
+    return True
 
 
 def asked(task: Task) -> list[str]:

@@ -13,27 +13,40 @@ the task store keeps it, across restarts and replicas when that store is durable
 The executor takes a message its task already holds (a user message of the task's history
 with the same ``messageId``) as sent again (:func:`sent_before`): it settles and starts
 nothing, and the reply is the task as it stands.
+
+A follow-up that reaches a task while the task still works (its turn runs, nothing asked
+yet) waits in the SDK until the task holds or ends, and by then the task may ask a question
+its sender never saw. The builder notes, as the message arrives, that it came while the
+task worked (:func:`sent_working`): its text answers no question.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 
 from a2a.server.agent_execution import RequestContext, SimpleRequestContextBuilder
 from a2a.server.context import ServerCallContext
 from a2a.types import Role, SendMessageRequest, Task
 
-__all__ = ["RetriedMessages", "sent_before"]
+__all__ = ["RetriedMessages", "sent_before", "sent_working"]
 
 _IDS = uuid.UUID("5d0c1b7e-3f0a-4a52-9a59-2f4f0c6e8a11")
 """The namespace of the derived ids (UUIDv5)."""
+_SENT_WORKING = "roomkit.a2a.sent_working"
+"""The call context's state key noting a message that reached its task while it worked."""
 
 
 class RetriedMessages(SimpleRequestContextBuilder):
     """The SDK's context builder, whose new task and context ids derive from the caller,
     the context and the message's ``messageId``: a message sent again names the task its
-    first sending started."""
+    first sending started; a follow-up reaching a task that ``working`` says still works
+    is noted so (:func:`sent_working`)."""
+
+    def __init__(self, working: Callable[[str], bool] = lambda task_id: False) -> None:
+        super().__init__()
+        self._working = working
 
     async def build(
         self,
@@ -49,6 +62,8 @@ class RetriedMessages(SimpleRequestContextBuilder):
             message_id = params.message.message_id
             context_id = context_id or _derived("context", caller, "", message_id)
             task_id = _derived("task", caller, context_id, message_id)
+        elif params is not None and task_id and self._working(task_id):
+            context.state[_SENT_WORKING] = True
         return await super().build(context, params, task_id, context_id, task)
 
 
@@ -61,6 +76,13 @@ def sent_before(context: RequestContext) -> bool:
         held.role == Role.ROLE_USER and held.message_id == message.message_id
         for held in task.history
     )
+
+
+def sent_working(context: RequestContext) -> bool:
+    """Whether the request's message reached its task while the task still worked, before
+    it asked what the task asks now."""
+    call = context.call_context
+    return call is not None and bool(call.state.get(_SENT_WORKING))
 
 
 def _derived(kind: str, caller: str, context_id: str, message_id: str) -> str:

@@ -57,14 +57,15 @@ async def shown_in(handler: HumanInputHandler, request: PendingInput) -> set[str
     }
 
 
-def answered_none(task_id: str, showing: dict[str, set[str]]) -> str:
+def answered_none(task_id: str, showing: dict[str, set[str]], *, working: bool = False) -> str:
     """What tells the caller their plain text answered nothing: their task shows no open
-    request, and which open requests wait on which tasks."""
+    request (or showed none yet: the message came while it ``working``), and which open
+    requests wait on which tasks."""
     waiting = [f"request {pending_id} ({_showing(tasks)})" for pending_id, tasks in showing.items()]
-    return (
-        f"Task {task_id} shows no open request: the message answered none. "
-        f"Waiting: {', '.join(waiting)}"
-    )
+    why = f"Task {task_id} shows no open request"
+    if working:
+        why = f"The message reached task {task_id} while it worked, before it asked"
+    return f"{why}: the message answered none. Waiting: {', '.join(waiting)}"
 
 
 def _showing(tasks: set[str]) -> str:

@@ -64,8 +64,8 @@ from roomkit.adapters._feed import (
 )
 from roomkit.adapters.a2a._answers import MISSING, Refused, as_text, first_note, settle
 from roomkit.adapters.a2a._cancel import calls_in, cancel_task, end_turns
-from roomkit.adapters.a2a._endings import asked, ending
-from roomkit.adapters.a2a._retries import RetriedMessages, sent_before
+from roomkit.adapters.a2a._endings import asked, end_task, ending
+from roomkit.adapters.a2a._retries import RetriedMessages, sent_before, sent_working
 from roomkit.adapters.a2a._shown import answered_none, record_shown, request_parts, shown_in
 from roomkit.adapters.a2a._tasks import cancelling
 from roomkit.auth.access import Access
@@ -137,9 +137,19 @@ class RoomKitExecutor(AgentExecutor):
         # The id of the message each task's turn was started by, once the room has it.
         self._task_messages: dict[str, int] = {}
         self._rooms = RoomLocks()
+        # The tasks whose execution runs here and has asked nothing yet.
+        self._working: set[str] = set()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Start or answer, then follow the room until it holds or rests."""
+        task_id = context.task_id or ""
+        self._working.add(task_id)
+        try:
+            await self._execute(context, event_queue)
+        finally:
+            self._working.discard(task_id)
+
+    async def _execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, room_id = context.task_id or "", context.context_id or ""
         updater = TaskUpdater(event_queue, task_id, room_id)
         user = context.call_context.user
@@ -241,7 +251,7 @@ class RoomKitExecutor(AgentExecutor):
         again (the same ``messageId`` from the same caller, its reply lost) names the task
         its first sending started instead of starting another
         (:mod:`roomkit.adapters.a2a._retries`)."""
-        return RetriedMessages()
+        return RetriedMessages(self._working.__contains__)
 
     async def _cancelled(self, call: ServerCallContext, room_id: str, task_id: str) -> str:
         """Stop the task's turn and withdraw what it asked; what was done, as text."""
@@ -338,7 +348,8 @@ class RoomKitExecutor(AgentExecutor):
             # only another task of the context showed.
             showing = {r.pending_id: await shown_in(self.handler, r) for r in mine}
             own = [r for r in mine if updater.task_id in showing[r.pending_id]]
-            if not own:
+            # Text sent while the task worked was written before any question it asks.
+            if not own or sent_working(context):
                 return await self._none_open(context, updater, showing)
             if len(own) > 1:
                 await self._ask_again(
@@ -371,7 +382,7 @@ class RoomKitExecutor(AgentExecutor):
                 ended = ended or outcome
             elif (note := first_note(outcome, principal, as_text(answer))) is not None:
                 notes.append(note)
-        if ended is not None and await self._ended(ended, updater):
+        if ended is not None and await end_task(self.handler, ended, updater):
             return True, []
         if not taken:
             await self._ask_again(updater, mine, "; ".join(problems))
@@ -387,25 +398,11 @@ class RoomKitExecutor(AgentExecutor):
         task = context.current_task
         for pending_id in asked(task) if task is not None else []:
             request = await self.handler.get_request(pending_id)
-            if request is not None and await self._ended(request, updater):
+            if request is not None and await end_task(self.handler, request, updater):
                 return True, []
-        return False, [answered_none(updater.task_id, showing)] if showing else []
-
-    async def _ended(self, request: PendingInput, updater: TaskUpdater) -> bool:
-        """A request that timed out or was withdrawn ends the task; an answered one does not."""
-        waited = None
-        if self.handler.durable and request.deadline is not None:
-            # A durable store's deadline is on the epoch clock, as the creation time.
-            waited = request.deadline - request.created_at.timestamp()
-        ends = ending(request, waited)
-        if ends is None:
-            return False
-        state, said = ends
-        if state == TaskState.TASK_STATE_FAILED:
-            await updater.failed(_say(updater, said))
-        else:
-            await updater.cancel(_say(updater, said))
-        return True
+        if not showing:
+            return False, []
+        return False, [answered_none(updater.task_id, showing, working=sent_working(context))]
 
     async def _ask_again(
         self, updater: TaskUpdater, open_requests: list[PendingInput], problem: str
@@ -413,6 +410,7 @@ class RoomKitExecutor(AgentExecutor):
         parts = [new_text_part(problem)] + [
             p for r in open_requests for p in request_parts(self.handler, r)
         ]
+        self._working.discard(updater.task_id)  # asking: an answer may come from now on
         await updater.requires_input(updater.new_agent_message(parts))
 
     async def _follow(
@@ -474,6 +472,7 @@ class RoomKitExecutor(AgentExecutor):
             for request in held:
                 message += request_parts(self.handler, request)
                 await record_shown(self.handler, request, caller.actor_id, updater.task_id)
+            self._working.discard(updater.task_id)  # asking: an answer may come from now on
             await updater.requires_input(updater.new_agent_message(message))
         else:
             # The room rests, or waits on others' answers: nothing of it is the caller's.
