@@ -52,9 +52,9 @@ REASONS = {
 CHALLENGE = b'Bearer realm="roomkit"'
 """The ``WWW-Authenticate`` challenge of every 401."""
 _PARAMETER = re.compile(r"{[^}]*}")
+"""A parameter in a route's path template."""
 PUBLIC_PREFIX = "/.well-known/"
 """Where the routes served to anyone are declared: the agent card's."""
-"""A parameter in a route's path template."""
 
 
 @dataclass(frozen=True, slots=True)
