@@ -147,10 +147,20 @@ async def start(
             runs).
         RunUnderWayError: another start of the run is running and has not kept its pause
             yet (nothing was run).
+        UnknownRequestError: the run paused under ``run_key``, and its kept state went past
+            the store's retention (nothing was run; a new run takes a new ``run_key``).
     """
     asker, passed = asking(handler, CHANNEL, options, where="openai_agents.start()", passes_on=True)
     saved = SavedRuns(asker, _checked(run_key, "openai_agents.start()"))
     warn_unmatched(asker.rules, tool_names(agent), where="openai_agents.start()")
+    # Read first: the ledger remembers a finished run for good, past the store's
+    # retention of the requests its output was kept beside.
+    if await saved.finished():
+        raise ValueError(
+            f"the run started under run_key {shown(run_key)} has finished (final_output() "
+            "reads its output while the store keeps it): a run_key names one run, so start "
+            "a new run under a new run_key"
+        )
     paused = await saved.latest()
     if paused is None:
         # One start runs the model at a time: two would mint call ids of their own and ask
@@ -165,12 +175,6 @@ async def start(
                 "that one returned (it then re-attaches to the run's requests), or, if "
                 f"that one died, once its claim lapses ({LEASE:.0f} seconds after it began)"
             )
-    if await saved.finished():
-        raise ValueError(
-            f"the run started under run_key {shown(run_key)} has finished (final_output() "
-            "reads its output): a run_key names one run, so start a new run under a "
-            "new run_key"
-        )
     # Started already (a start run again after a crash, say): the model is not asked
     # again, which would mint new call ids and ask people about the same calls twice.
     return await _go_on(agent, asker, saved, paused, passed)
@@ -223,11 +227,15 @@ async def resume(
             on ``agent`` (another agent than the one :func:`start` ran), or ``agent`` no longer
             has a tool a person approved a call of (named; nothing is changed and the
             decisions stay); ``run_key`` is not one (as :func:`run` checks it).
+        UnknownRequestError: the run's kept state went past the store's retention (the
+            request it was kept on was settled longer ago than the store keeps requests).
     """
     asker, passed = asking(
         handler, CHANNEL, options, where="openai_agents.resume()", passes_on=True
     )
     saved = SavedRuns(asker, _checked(run_key, "openai_agents.resume()"))
+    if await saved.finished():
+        return []  # nothing to do, whoever finished it
     paused = await saved.latest()
     if paused is None:
         raise ValueError(
@@ -343,6 +351,8 @@ async def final_output(
             resume: none was started, it still waits at a pause (settle its requests and
             :func:`resume` it), or :func:`start` finished it without pausing (which keeps
             nothing).
+        UnknownRequestError: the run finished, and its output went past the store's
+            retention (the run stays finished: :func:`start` refuses its ``run_key``).
         TypeError: an option is not one of ``AskOptions``.
     """
     asker, _ = asking(handler, CHANNEL, options, where="openai_agents.final_output()")

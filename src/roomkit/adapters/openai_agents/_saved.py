@@ -39,9 +39,13 @@ from typing import Any, NamedTuple
 from roomkit.adapters._claims import ledger_name
 from roomkit.adapters._keys import call_id_of, pause_key
 from roomkit.adapters._pauses import Asker, Pause
-from roomkit.core.exceptions import KeyConflictError
+from roomkit.adapters._policy_pause import create_paused
+from roomkit.core.exceptions import KeyConflictError, UnknownRequestError
 from roomkit.models.pending_input import PendingInput
+from roomkit.models.shown import shown
 from roomkit.stores import new_entry
+from roomkit.tools.approvals import reject
+from roomkit.tools.human_input import decided_at_once
 
 __all__ = ["Paused", "SavedRuns"]
 
@@ -50,6 +54,12 @@ PART_CHARS = 20_000
 GENERATIONS = 256
 """How many generations' marks one read of the ledger asks for (a run with more is read in
 as many steps)."""
+LOOK = "openai-agents-look"
+"""The surface of a placeholder a look at a run makes: nobody's, settled in its making."""
+_PLACEHOLDER = Pause("", "approval", "openai_agents.run", {})
+"""What a look at an anchor asks to make under the anchor's key (no tool has that name)."""
+_LOOKED_UP = reject("a look at the run's kept state, past the store's retention; nobody asked")
+"""How a placeholder is settled as it is made."""
 
 
 class Paused(NamedTuple):
@@ -188,25 +198,40 @@ class SavedRuns:
         return bool(await self.asker.handler.ledger.read_spent([self.done()]))
 
     async def output(self) -> str | None:
-        """The run's final output as :meth:`finish` kept it; ``None`` while it is not kept."""
+        """The run's final output as :meth:`finish` kept it; ``None`` while it is not kept.
+
+        Raises:
+            UnknownRequestError: the run finished, and its output went past the store's
+                retention.
+        """
         if not await self.finished():
             return None
         generation = await self._generation()
         if generation < 0:
             return None
         found = await self._history(generation)
-        kept = None if found is None else _whole(found, "output", generation)
+        if found is None:
+            raise UnknownRequestError(self._forgotten("finished, and its output"))
+        kept = _whole(found, "output", generation)
         return None if kept is None else kept[0]
 
     async def latest(self) -> Paused | None:
         """The last generation kept: kept whole, or its draft (the writer keeping it stopped,
-        or is still opening its requests); ``None`` when none was."""
+        or is still opening its requests); ``None`` when none was.
+
+        Raises:
+            UnknownRequestError: one was, and its anchor went past the store's retention.
+        """
         generation = await self._generation()
         if generation < 0:
             return None
         history = await self._history(generation)
         if history is None:
-            return None
+            raise UnknownRequestError(
+                self._forgotten("paused, and its state")
+                + ": it cannot be resumed, nor started again under this run_key; start a new "
+                "run under a new run_key, and resume a run while the store keeps its requests"
+            )
         kept = _whole(history, "state", generation)
         if kept is not None:
             text, entry = kept
@@ -215,16 +240,20 @@ class SavedRuns:
         text, entry = _whole(history, "draft", generation) or ("", {})
         return Paused(generation, text, list(entry["asked"]), None) if entry else None
 
+    def _forgotten(self, what: str) -> str:
+        """Why a run's ``what`` is no longer in the store."""
+        return (
+            f"the run {shown(self.key)} {what} went past the store's retention with the "
+            "request it was kept on (settled longer ago than the store keeps requests: "
+            "retention_seconds on a durable store, retention on the memory store)"
+        )
+
     async def _history(self, generation: int) -> list[dict[str, Any]] | None:
         """The history of the anchor of ``generation``, a kept one; ``None`` when it went past
-        the store's retention."""
-        handler = self.asker.handler
+        the store's retention (the look found, or made, its placeholder)."""
         anchor = await self._anchor(generation)
-        history = await handler.history(anchor.pending_id)
+        history = await self.asker.handler.history(anchor.pending_id)
         if not any(entry.get("type") == "saved" for entry in history):
-            # The anchor went past the store's retention: the look made it anew, and
-            # withdraws it at once.
-            await handler.arelease(anchor.pending_id)
             return None
         return history
 
@@ -243,10 +272,15 @@ class SavedRuns:
         return generation
 
     async def _anchor(self, generation: int) -> PendingInput:
-        """The anchor request of ``generation``, a kept one, read by its key."""
-        placeholder = Pause("", "approval", "openai_agents.run", {})
+        """The anchor request of ``generation``, a kept one, read by its key: a request is
+        read by its key only by making one under it, which hands back the one the key names.
+
+        An anchor past the store's retention has freed its key: the look then makes a
+        placeholder, which nobody is told about and which is settled in its making (the
+        next look finds it, and no saved entry on it)."""
         try:
-            return await self.asker.open(self.anchor(generation, placeholder))
+            with decided_at_once(_LOOKED_UP, by=None, surface=LOOK):
+                return await create_paused(self.asker, self.anchor(generation, _PLACEHOLDER))
         except KeyConflictError as named:
             return named.request  # the anchor, made for the run's first call
 
