@@ -223,7 +223,8 @@ class Saved(Entry):
     """A part of a paused run's state that an agent framework keeps beside the requests it
     raised (the OpenAI Agents SDK's ``RunState``), so any process can resume the run; or,
     holding ``output`` in place of ``state``, a part of the run's final output once a resume
-    finished it, so any process can read it."""
+    finished it, so any process can read it; or, holding ``handed``, the mark that a run
+    took the request's decision (Pydantic AI: a decision stands for one run)."""
 
     type: Literal["saved"] = "saved"
     run: str | None = None
@@ -243,6 +244,9 @@ class Saved(Entry):
     """This part of the finished run's final output, as JSON text."""
     attempt: str | None = None
     """Which resume kept the output: the last one kept whole is the run's."""
+    handed: bool | None = None
+    """A run (``run``, when known) took the request's decision: another run under the same
+    key is refused it."""
 
 
 class PolicyDecided(Entry):

@@ -36,6 +36,7 @@ from roomkit.adapters._pauses import Asker, Pause, Verdict
 from roomkit.adapters._shapes import call_arguments
 from roomkit.adapters._unmatched import warn_unmatched
 from roomkit.adapters.options import AskOptions
+from roomkit.adapters.pydantic_ai._handed import check_unhanded, hand, take
 from roomkit.adapters.pydantic_ai._tools import agent_tool_names, tool_names
 from roomkit.core.exceptions import KeyConflictError
 from roomkit.tools import texts
@@ -111,6 +112,11 @@ def deferred_handler(
             ``approvals``, ``timeout``, ``actor``, ``room``, ``ladder``; the model reads a
             question's ladder default marked as a default).
 
+    The run's requests are keyed by its ``run_id`` and each call's id: a run started again
+    under its ``run_id`` re-attaches to those it opened. A decision is taken by one run
+    (:mod:`roomkit.adapters.pydantic_ai._handed`): the run raises ``KeyConflictError`` when
+    a call of it meets a request whose decision another run under the same ``run_id`` took.
+
     Raises:
         TypeError: an option is not one of ``AskOptions``, or ``wait`` is no bool (a
             string such as ``"no"`` would be taken as true, and the run would wait).
@@ -132,7 +138,7 @@ def deferred_handler(
             warn_unmatched(asker.rules, tool_names(ctx), where="pydantic_ai.deferred_handler()")
         pauses = _pauses(ctx, requests, run)
         if wait:
-            verdicts = await all_at_once([asker.ask(pause) for _, pause in pauses])
+            verdicts = await all_at_once([_ask_once(asker, pause, run) for _, pause in pauses])
             return _results(
                 requests, [(p, pause, v) for (p, pause), v in zip(pauses, verdicts, strict=True)]
             )
@@ -146,6 +152,7 @@ def deferred_handler(
                     continue
                 request = await asker.open(pause)
                 opened.append(request)
+                await check_unhanded(handler, request, run)
                 requests.metadata.setdefault(part.tool_call_id, {})[METADATA_KEY] = {
                     "pending_id": request.pending_id,
                     "key": pause.key,
@@ -182,6 +189,7 @@ async def results_for(
     # Handed out once for good: the caller's next run is the resume.
     if not await asker.resumes.claim(claim):
         return None
+    await hand(handler, _claimed(claim))
     return _results(requests, decided)
 
 
@@ -232,12 +240,36 @@ async def resume(
     results = _results(requests, decided)
     if given is not None:
         results.update(given)  # the application's calls: none of roomkit's (checked)
-    return await asker.resumes.resume_once(
-        claim,
-        lambda: agent.run(
+
+    async def go_on() -> Any:
+        await hand(handler, _claimed(claim))
+        return await agent.run(
             message_history=list(message_history), deferred_tool_results=results, **passed
-        ),
-    )
+        )
+
+    return await asker.resumes.resume_once(claim, go_on)
+
+
+async def _ask_once(asker: Asker, pause: Pause, run: str) -> Verdict:
+    """Ask about ``pause`` of the run ``run`` and wait for the verdict, which the run takes:
+    a request whose verdict a run took already is refused."""
+    if not await asker.needs_person(pause):
+        return Verdict("approve")
+    request = await asker.open(pause)
+    await check_unhanded(asker.handler, request, run)
+    verdict = await asker.await_id(request.pending_id, pause)
+    await take(asker.handler, request, run)
+    return verdict
+
+
+_CLAIM = "pa:"
+"""How the claim on resuming a run starts: the pending ids of its requests follow, as JSON."""
+
+
+def _claimed(claim: str) -> list[str]:
+    """The pending ids whose resume ``claim`` names."""
+    ids: list[str] = json.loads(claim.removeprefix(_CLAIM))
+    return ids
 
 
 def _check_tools(agent: Any, more: Any, decided: list[tuple[Any, Pause, Verdict]]) -> None:
@@ -357,7 +389,7 @@ async def _decided(
     # Claimed by the requests themselves, which the store vouches for, not by the keys the
     # metadata names: a key changed there would make a claim of its own.
     pending_ids = sorted(pid for _, _, pid in opened)
-    claim = "pa:" + json.dumps(pending_ids, separators=(",", ":"))
+    claim = _CLAIM + json.dumps(pending_ids, separators=(",", ":"))
     return claim, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
 
 
