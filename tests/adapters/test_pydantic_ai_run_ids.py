@@ -39,6 +39,16 @@ def mailer(handler: HumanInputHandler, sent: list[str], *, wait: bool) -> Agent[
     return agent
 
 
+async def approved_run(agent: Agent[None, Any], handler: HumanInputHandler) -> tuple[Any, str]:
+    """A run under ``job-1`` ended with its request, which is then approved; the run's result
+    and the request's id."""
+    first = await agent.run("go", run_id="job-1")
+    (part,) = first.output.approvals
+    held = first.output.metadata[part.tool_call_id][pa.METADATA_KEY]["pending_id"]
+    assert await handler.aresolve(held, approve(), by="al")
+    return first, held
+
+
 async def test_a_second_inline_run_under_a_run_id_is_refused_the_first_ones_decision(
     handler: HumanInputHandler, desk: Desk
 ) -> None:
@@ -67,10 +77,7 @@ async def test_a_second_durable_run_under_a_run_id_is_refused_the_first_ones_dec
     resume then returned None for good, the run never continued."""
     sent: list[str] = []
     agent = mailer(handler, sent, wait=False)
-    first = await agent.run("go", run_id="job-1")
-    (part,) = first.output.approvals
-    held = first.output.metadata[part.tool_call_id][pa.METADATA_KEY]["pending_id"]
-    assert await handler.aresolve(held, approve(), by="al")
+    first, _ = await approved_run(agent, handler)
     history = first.all_messages()
     resumed = await pa.resume(agent, first.output, history, handler=handler, actor="al")
     assert json.loads(resumed.output) == {"send": "sent to a"}
@@ -87,11 +94,9 @@ async def test_a_run_started_again_under_its_run_id_takes_the_decision_it_never_
     under its run_id, it re-attaches to them and resumes with the decision."""
     sent: list[str] = []
     agent = mailer(handler, sent, wait=False)
-    first = await agent.run("go", run_id="job-1")
-    (part,) = first.output.approvals
-    held = first.output.metadata[part.tool_call_id][pa.METADATA_KEY]["pending_id"]
-    assert await handler.aresolve(held, approve(), by="al")
+    _, held = await approved_run(agent, handler)
     again = await agent.run("go", run_id="job-1")
+    (part,) = again.output.approvals
     assert again.output.metadata[part.tool_call_id][pa.METADATA_KEY]["pending_id"] == held
     history = again.all_messages()
     resumed = await pa.resume(agent, again.output, history, handler=handler, actor="al")
