@@ -193,7 +193,10 @@ async def test_a_resume_under_another_actor_or_room_is_refused_and_asks_nobody(
     """It found none of the thread's requests in its scope, and asked about them again."""
     graph = asking_twice(InMemorySaver(), [])
     (question,) = await lg.start(graph, {}, CONFIG, handler=handler, actor="alice", room="r")
-    says = r"started under another actor or room than actor '{}' and room '{}': pass the actor"
+    says = (
+        r"started under another actor or room than actor '{}' and room '{}' on this handler's "
+        r"store; nothing was opened. To go on with that thread, pass the actor"
+    )
     with pytest.raises(ValueError, match=says.format("bob", "r")):
         await lg.resume(graph, CONFIG, handler=handler, actor="bob", room="r")
     with pytest.raises(ValueError, match=says.format("alice", "")):

@@ -93,6 +93,29 @@ async def test_starts_at_once_under_two_actors_keep_one_scope(tmp_path: Path) ->
         await store.close()
 
 
+async def test_another_graphs_thread_of_the_same_id_is_told_to_take_an_id_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Two graphs, each on its own checkpointer, share a handler's store and LangGraph's
+    example thread id: the second, under another actor, was told to pass the first's actor,
+    which would mix their people; it is told to give its thread an id of its own."""
+    store = SQLiteStore(tmp_path / "requests.db")
+    handler = HumanInputHandler(store=store)
+    one = {"configurable": {"thread_id": "1"}}
+    try:
+        assert len(await lg.start(asking(InMemorySaver()), {}, one, handler=handler, actor="al"))
+        billing = asking(InMemorySaver())
+        with pytest.raises(ValueError, match=r"thread_id of its own, .* \('billing:1'\)"):
+            await lg.start(billing, {}, one, handler=handler, actor="bo")
+        own = {"configurable": {"thread_id": "billing:1"}}
+        (asked,) = await lg.start(billing, {}, own, handler=handler, actor="bo")
+        request = await handler.get_request(asked)
+        assert request is not None
+        assert request.actor_id == "bo"
+    finally:
+        await store.close()
+
+
 async def test_a_resume_on_another_store_is_refused_and_asks_nobody(tmp_path: Path) -> None:
     """A handler over another store found no mark of the thread's scope, took the thread for
     one started before the marks were kept, and asked again about its interrupt."""

@@ -145,9 +145,16 @@ def _check_store(thread: str, state: Any, where: str) -> None:
 
 
 def _another(asker: Asker, thread: str, where: str) -> ValueError:
+    # The marks are the store's, not a checkpointer's: another graph, or a checkpointer
+    # started afresh, whose thread has the same id on this store meets them too.
     return ValueError(
         f"{where}: thread {shown(thread)} was started under another actor or room than actor "
-        f"{shown(asker.actor)} and room {shown(asker.room)}: pass the actor and room given to "
-        "start() (they scope the thread's requests; under others, people would be asked again "
-        "about what they decided); nothing was opened"
+        f"{shown(asker.actor)} and room {shown(asker.room)} on this handler's store; nothing "
+        "was opened. To go on with that thread, pass the actor and room given to start() "
+        "(they scope its requests; under others, people would be asked again about what "
+        "they decided). For another thread of the same thread_id (another graph, or a "
+        "checkpointer started afresh, on this store), give it a thread_id of its own, "
+        f"such as one led by its graph's name ({shown('billing:' + thread)}): a thread_id "
+        "names one thread on a handler's "
+        "store for good, whatever checkpointer holds it"
     )
