@@ -102,3 +102,18 @@ async def test_a_run_started_again_under_its_run_id_takes_the_decision_it_never_
     resumed = await pa.resume(agent, again.output, history, handler=handler, actor="al")
     assert json.loads(resumed.output) == {"send": "sent to a"}
     assert sent == ["a"]
+
+
+async def test_an_inline_run_on_a_store_keeping_no_outcome_takes_its_decision() -> None:
+    """A memory store that keeps no outcome (retention=0) keeps no history to mark either:
+    the run goes on, as no later run can meet the request."""
+    handler = HumanInputHandler(retention=0)
+
+    async def approving(event: PendingInputEvent) -> None:
+        await handler.aresolve(event.pending_id, approve(), by="al")
+
+    handler.on_input_required = approving
+    sent: list[str] = []
+    result = await mailer(handler, sent, wait=True).run("go", run_id="job-1")
+    assert json.loads(result.output) == {"send": "sent to a"}
+    assert sent == ["a"]

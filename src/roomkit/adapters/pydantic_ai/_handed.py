@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from roomkit.core.exceptions import KeyConflictError
+from roomkit.core.exceptions import KeyConflictError, UnknownRequestError
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.models.shown import shown
 from roomkit.stores import new_entry
@@ -28,9 +28,21 @@ _SURFACE = "pydantic-ai"
 """The surface of the marks: the adapter's channel."""
 
 
-def _marked(history: list[dict[str, Any]]) -> bool:
+def _marked(history: list[dict[str, Any]] | None) -> bool:
     """Whether ``history`` holds the mark that a run took the request's decision."""
-    return any(entry.get("type") == "saved" and entry.get("handed") for entry in history)
+    return history is not None and any(
+        entry.get("type") == "saved" and entry.get("handed") for entry in history
+    )
+
+
+async def _history(handler: HumanInputHandler, pending_id: str) -> list[dict[str, Any]] | None:
+    """The history of the request ``pending_id``; ``None`` once the store keeps none (the
+    memory store's, past its retention): it no longer keeps the request either, so no key
+    re-attaches to it, and there is nothing to mark."""
+    try:
+        return await handler.history(pending_id)
+    except UnknownRequestError:
+        return None
 
 
 async def check_unhanded(handler: HumanInputHandler, request: PendingInput, run: str) -> None:
@@ -41,8 +53,7 @@ async def check_unhanded(handler: HumanInputHandler, request: PendingInput, run:
     """
     if request.status is PendingInputStatus.PENDING:
         return
-    history = await handler.history(request.pending_id)
-    if _marked(history):
+    if _marked(await _history(handler, request.pending_id)):
         raise _handed(request, run)
 
 
@@ -53,22 +64,31 @@ async def take(handler: HumanInputHandler, request: PendingInput, run: str) -> N
     Raises:
         KeyConflictError: another run took it.
     """
+    entry = new_entry("saved", surface=_SURFACE, run=run, handed=True)
     while True:
-        history = await handler.history(request.pending_id)
+        history = await _history(handler, request.pending_id)
         if _marked(history):
             raise _handed(request, run)
-        entry = new_entry("saved", surface=_SURFACE, run=run, handed=True)
-        if await handler.record_at(request.pending_id, entry, seq=len(history), open_only=False):
-            return
+        try:
+            if history is None or await handler.record_at(
+                request.pending_id, entry, seq=len(history), open_only=False
+            ):
+                return
+        except UnknownRequestError:
+            return  # let go meanwhile
 
 
 async def hand(handler: HumanInputHandler, pending_ids: list[str]) -> None:
     """Mark the decisions of ``pending_ids`` taken by the run a resume continues (a resume
     taken over from one that died marks them again: its claim is the same)."""
+    entry = new_entry("saved", surface=_SURFACE, handed=True)
     for pending_id in pending_ids:
-        history = await handler.history(pending_id)
-        if not _marked(history):
-            await handler.record(pending_id, new_entry("saved", surface=_SURFACE, handed=True))
+        history = await _history(handler, pending_id)
+        if history is not None and not _marked(history):
+            try:
+                await handler.record(pending_id, entry)
+            except UnknownRequestError:
+                continue  # let go meanwhile
 
 
 def _handed(request: PendingInput, run: str) -> KeyConflictError:
