@@ -27,6 +27,12 @@ pause it was resumed from, as ``saved`` entries holding ``output`` in place of `
 parts, as the state), and the ledger then marks the run as finished. A resumer that dies
 between the two leaves its resume to another, which keeps the output again: the last whole
 output kept is the run's, as the last whole state kept is the generation's.
+
+The ledger's marks are kept for good; an anchor goes when the store lets it go, a retention
+after it was settled. A look then finds a generation marked and no anchor: the run went past
+the retention, and is refused by name (finished, it stays so: the ledger says it). A request
+is read by its key only by making one under it, so the look leaves a placeholder there,
+settled as it is made and never announced.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ PART_CHARS = 20_000
 GENERATIONS = 256
 """How many generations' marks one read of the ledger asks for (a run with more is read in
 as many steps)."""
-LOOK = "openai-agents-look"
+_LOOK = "openai-agents-look"
 """The surface of a placeholder a look at a run makes: nobody's, settled in its making."""
 _PLACEHOLDER = Pause("", "approval", "openai_agents.run", {})
 """What a look at an anchor asks to make under the anchor's key (no tool has that name)."""
@@ -279,7 +285,7 @@ class SavedRuns:
         placeholder, which nobody is told about and which is settled in its making (the
         next look finds it, and no saved entry on it)."""
         try:
-            with decided_at_once(_LOOKED_UP, by=None, surface=LOOK):
+            with decided_at_once(_LOOKED_UP, by=None, surface=_LOOK):
                 return await create_paused(self.asker, self.anchor(generation, _PLACEHOLDER))
         except KeyConflictError as named:
             return named.request  # the anchor, made for the run's first call
