@@ -116,3 +116,38 @@ def test_an_ask_policy_naming_terms_an_ask_meets_asks_on_them() -> None:
     permit(principal, action, resource);
     """)
     assert policy.decide(call(amount=50)) == Ask(["dave", "erin"], 2, 600.0, "ask:large")
+
+
+GUARDED = """
+permit(principal, action, resource);
+
+@id("ask:large") @approvers("dave")
+forbid(principal, action == Action::"pay", resource) when { context.arguments.amount > 999 };
+
+@id("risky")
+forbid(principal, action == Action::"pay", resource) when { context.arguments.risk > 5 };
+"""
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"amount": 2**64}, {"amount": 1e20}, {"amount": 5000.5}, {"amount": "5000"}, {}],
+)
+def test_a_forbid_cedar_cannot_evaluate_never_lets_a_permit_allow(
+    arguments: dict[str, Any],
+) -> None:
+    """Cedar skips a policy that errs: an amount held as a string (or none at all) would
+    pass the forbid and be allowed by the permit; it fails, asking the approvers named."""
+    policy = CedarPolicy(GUARDED)
+    with pytest.raises(PolicyFailed, match=r"a forbid policy .* may refuse it") as failed:
+        policy.decide(call(risk=0, **arguments))
+    assert failed.value.fallback == Ask(approvers=["dave"])
+
+
+def test_a_forbid_cedar_cannot_evaluate_never_makes_a_refusal_an_ask() -> None:
+    """Only the ``ask:`` policy applied; the refusing one erred: no person is asked."""
+    policy = CedarPolicy(GUARDED)
+    with pytest.raises(PolicyFailed, match="may refuse it"):
+        policy.decide(call(amount=5000))
+    assert policy.decide(call(amount=5000, risk=0)) == Ask(["dave"], reason="ask:large")
+    assert policy.decide(call(amount=5.5, risk=9)) == Deny("risky")

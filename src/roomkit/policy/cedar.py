@@ -28,9 +28,10 @@ Cedar allows or denies; one policy set gives the four decisions:
 - denied with no determining policy (none applied): :class:`Abstain`.
 
 A request Cedar could not evaluate at all (an error and no determining policy) is a failure
-of the back end: ``on_error`` decides, and ``"ask"`` asks the approvers the ``ask:`` policies
-that may apply to the call name (the default approver, the call's own actor, only when they
-name nobody).
+of the back end, and so is one allowed (or asked) while a ``forbid`` policy that may refuse it
+erred, which Cedar skips (an amount beyond 64 bits is a string, ``>`` on it an error):
+``on_error`` decides, and ``"ask"`` asks the approvers the ``ask:`` policies that may apply
+to the call name (the default approver, the call's own actor, only when they name nobody).
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ class CedarPolicy(PolicyBase):
             problem = _ask_problem(note) if note.get("id", "").startswith("ask:") else None
             if problem is not None:
                 raise PolicyError(f'{origin}: the Cedar policy @id("{note["id"]}") {problem}')
+        self._effects: dict[str, str] = {
+            key: str(policy.get("effect")) for key, policy in found.items()
+        }
         self._context = _context_readers(found.values())
         self._named_approvers = _named_approvers(found.values())
         loaded = load_json(entities, "Cedar entities") if entities is not None else []
@@ -186,21 +190,43 @@ class CedarPolicy(PolicyBase):
         result = self.module.is_authorized(request, self._policies, entities)
         diagnostics = result.diagnostics
         reasons = list(diagnostics.reasons)
-        if result.allowed:
-            return Allow(self._named(reasons))
+        errors = "; ".join(str(error) for error in diagnostics.errors)
+        if not reasons and errors:
+            raise PolicyFailed(
+                f"Cedar could not evaluate the call: {errors}", fallback=self._fallback(call.tool)
+            )
         if not reasons:
-            if diagnostics.errors:
-                raise PolicyFailed(
-                    "Cedar could not evaluate the call: "
-                    + "; ".join(str(error) for error in diagnostics.errors),
-                    fallback=self._fallback(call.tool),
-                )
             return Abstain("no Cedar policy applied")
         notes = [self._annotations.get(reason, {}) for reason in reasons]
         ids = [note.get("id", reason) for note, reason in zip(notes, reasons, strict=True)]
-        if all(found.startswith("ask:") for found in ids):
+        asked = not result.allowed and all(found.startswith("ask:") for found in ids)
+        if errors and (result.allowed or asked) and self._forbid_erred(diagnostics.errors, asked):
+            # Cedar skips a policy that errs: a forbid whose condition meets a value of
+            # another type (an amount beyond 64 bits is a string) would let the call through.
+            raise PolicyFailed(
+                f"Cedar could not evaluate a forbid policy on the call, which may refuse it: "
+                f"{errors}",
+                fallback=self._fallback(call.tool),
+            )
+        if result.allowed:
+            return Allow(self._named(reasons))
+        if asked:
             return _ask(notes, self._named(reasons))
         return Deny(self._named(reasons))
+
+    def _forbid_erred(self, errors: Iterable[object], asked: bool) -> bool:
+        """Whether one of ``errors`` is of a ``forbid`` policy that may refuse the call: any,
+        or one that is no ``ask:`` policy when the call is ``asked`` (an error naming no known
+        policy counts as one)."""
+        for error in errors:
+            found = _ERRED.search(str(error))
+            key = found.group(1) if found is not None else ""
+            if key not in self._effects:
+                return True
+            note = self._annotations.get(key, {})
+            if self._effects[key] == "forbid" and not (asked and _asks(note)):
+                return True
+        return False
 
     def _fallback(self, tool: str) -> Ask | None:
         """An ask of everyone the ``ask:`` policies that may apply to ``tool`` name; ``None``
@@ -312,6 +338,14 @@ def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
             timeout = float(note["timeout"])
     return Ask(approvers=approvers, quorum=quorum, timeout=timeout, reason=reason)
 
+
+def _asks(note: dict[str, str]) -> bool:
+    """Whether a policy with these annotations is an ``ask:`` policy."""
+    return note.get("id", "").startswith("ask:")
+
+
+_ERRED = re.compile(r"error while evaluating policy `([^`]*)`")
+"""How cedarpy names the policy whose evaluation erred."""
 
 _STATEMENT_END = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|;')
 
