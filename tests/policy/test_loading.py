@@ -3,6 +3,7 @@ file and the line; a missing engine names the extra that installs it."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -483,3 +484,18 @@ async def test_a_python_ask_no_rule_can_meet_asks_whom_it_names_else_the_rules(
     ruling = await rule_call(Strict(), rule, call(amount=5))
     assert ruling.ask is not None
     assert ruling.ask.approvers == approvers
+
+
+def test_a_cedar_policys_version_changes_with_its_entities(tmp_path: Path) -> None:
+    """The same text deciding otherwise under other entities has another version."""
+    text = 'permit(principal in Group::"payers", action, resource);'
+    path = tmp_path / "entities.json"
+    members = [{"uid": {"type": "User", "id": "alice"}, "parents": [], "attrs": {}}]
+    path.write_text(json.dumps(members), encoding="utf-8")
+    before = CedarPolicy(text, str(path))
+    members[0]["parents"] = [{"type": "Group", "id": "payers"}]
+    path.write_text(json.dumps(members), encoding="utf-8")
+    after = CedarPolicy(text, str(path))
+    assert before.decide(call()) != after.decide(call())
+    assert before.version != after.version
+    assert CedarPolicy(text, []).version == CedarPolicy(text).version

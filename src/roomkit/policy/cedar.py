@@ -73,6 +73,7 @@ class CedarPolicy(PolicyBase):
         policies: the policy set's text, or a ``.cedar`` file's path.
         entities: the entities the policies read: a list of Cedar JSON entities, a ``.json``
             file's path holding one, or a function of the :class:`PolicyCall` giving them.
+            The policy's ``version`` digests the list with the text (not a function's).
         **options: ``name``, ``shadow`` and ``on_error`` (:class:`PolicyOptions`).
 
     Raises:
@@ -118,18 +119,22 @@ class CedarPolicy(PolicyBase):
         if callable(loaded):
             self._entities: Callable[[PolicyCall], Sequence[dict[str, Any]]] | None = loaded
             self._parsed = None
+            self._versioned(text)
         elif isinstance(loaded, list):
             self._entities = None
             # Parsed once: a call then hands Cedar the graph, not its JSON to read again.
             try:
-                self._parsed = cedarpy.Entities.from_json_str(json.dumps(loaded))
+                listed = json.dumps(loaded, sort_keys=True)
+                self._parsed = cedarpy.Entities.from_json_str(listed)
             except (TypeError, ValueError) as error:
                 raise PolicyError(f"the Cedar entities cannot be read: {error}") from None
+            # They decide as the text does (the group a permit names): they are versioned
+            # with it, so that an entry's version changes when either does.
+            self._versioned(*((text, listed) if loaded else (text,)))
         else:
             raise PolicyError("Cedar entities are a list of JSON entities, or a function")
         self._decided: dict[tuple[str | None, str], PolicyDecision] = {}
         """The decisions on calls decided without their context, by actor and tool."""
-        self._versioned(text)
 
     def decide(self, call: PolicyCall) -> PolicyDecision:
         """Cedar's answer on ``call``, as one of the four decisions.
