@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import re
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 from engines import CEDAR, REGO
@@ -201,6 +203,24 @@ def test_a_rego_file_and_its_data_load(tmp_path: Path) -> None:
     data.write_text('{"limit": 10}')
     policy = RegoPolicy(module, data=data)
     assert policy.decide(call(amount=50)) == Deny("over")
+
+
+LIMITED = (
+    "package roomkit\nimport rego.v1\n"
+    'decision := {"decision": "deny", "reason": "over"} if { input.arguments.amount > data.limit }'
+)
+
+
+def test_rego_data_given_as_any_mapping_is_read_as_its_object() -> None:
+    """Not as its text, which no rule reads a limit from."""
+    policy = RegoPolicy(LIMITED, data=MappingProxyType({"limit": 10}))
+    assert policy.decide(call(amount=50)) == Deny("over")
+
+
+@pytest.mark.parametrize("value", [datetime(2026, 12, 1, tzinfo=UTC), {1, 2}, float("nan")])
+def test_rego_data_holding_what_json_has_not_is_refused_naming_it(value: object) -> None:
+    with pytest.raises(PolicyError, match=r"^Rego data is a JSON object, and this one is not"):
+        RegoPolicy(LIMITED, data={"limit": 10, "other": value})
 
 
 def test_a_policy_written_on_one_long_line_is_read_as_its_text() -> None:

@@ -53,7 +53,8 @@ class RegoPolicy(PolicyBase):
 
     Raises:
         PolicyError: a module does not parse (the message names the file and the line),
-            a file cannot be read, or ``timeout`` is not a positive number of seconds, at
+            a file cannot be read, ``data`` is no JSON object (or holds what JSON has not: a
+            datetime, a set, NaN), or ``timeout`` is not a positive number of seconds, at
             most a century.
         ImportError: the ``rego`` extra is not installed.
     """
@@ -91,6 +92,13 @@ class RegoPolicy(PolicyBase):
         document = load_json(data, "Rego data") if data is not None else None
         if document is not None and not isinstance(document, Mapping):
             raise PolicyError("Rego data is a JSON object (a dict or a .json file)")
+        document = None if document is None else dict(document)
+        try:
+            # As it is versioned: a value JSON has not (a datetime, a set, NaN) is refused
+            # here, not written as its text for the rules to compare as a string.
+            digested = json.dumps(document, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise PolicyError(f"Rego data is a JSON object, and this one is not: {error}") from None
         self._data = None if document is None else utf8_json(document)
         self._local = threading.local()
         """Each thread's own interpreter: one evaluates one query at a time."""
@@ -107,7 +115,7 @@ class RegoPolicy(PolicyBase):
             raise PolicyError(f"{origin}: {query} cannot be evaluated: {error}") from None
         except Exception as error:
             raise PolicyError(_parse_error(str(error), loaded[0][1], loaded[0][0])) from None
-        self._versioned(*(text for text, _ in loaded), json.dumps(document, sort_keys=True))
+        self._versioned(*(text for text, _ in loaded), digested)
 
     def _new_interpreter(self, regopy: Any) -> Any:
         """An interpreter holding the modules and the data.
