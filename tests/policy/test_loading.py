@@ -311,6 +311,23 @@ def test_opa_headers_no_query_can_send_are_refused_when_built(headers: object) -
     assert "s3cret" not in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Authorization": "Bearer s3cret\n"},
+        {"Authorization": "Bearer s3cret\r\nX-Other: 1"},
+        {"Authorization": " Bearer s3cret"},
+        {"Bad Name": "s3cret"},
+        {"": "s3cret"},
+    ],
+)
+def test_opa_headers_http_cannot_carry_are_refused_when_built(headers: dict[str, str]) -> None:
+    """Each query failed in HTTP ("Illegal header value"): the policy never decided."""
+    with pytest.raises(PolicyError, match=r"OPAPolicy header .* strip it") as raised:
+        OPAPolicy("http://127.0.0.1:8181", headers=headers)
+    assert "s3cret" not in str(raised.value)
+
+
 @pytest.mark.parametrize("path", ["", "/", None, 5])
 def test_an_opa_path_that_names_no_rule_is_refused(path: object) -> None:
     """An empty path would ask for the whole data document, which is no decision: every call

@@ -86,6 +86,14 @@ def test_an_opa_policy_sends_the_token_its_token_env_holds(tmp_path: Path) -> No
     assert "tk_1" not in str(policy.version)
 
 
+def test_a_token_env_holding_a_line_break_is_refused_when_loaded(tmp_path: Path) -> None:
+    """A token read with its line break (a mounted secret) failed every query in HTTP."""
+    table = '[policy]\nengine = "opa"\nurl = "http://127.0.0.1:1"\ntoken_env = "OPA_TOKEN"\n'
+    with pytest.raises(NotifyConfigError, match=r"'Authorization'.* line break") as raised:
+        load_notify_config(write(tmp_path, table), environ={**ENV, "OPA_TOKEN": "tk_1\n"})
+    assert "tk_1" not in str(raised.value)
+
+
 @pytest.mark.parametrize(
     ("engine", "library", "table"),
     [

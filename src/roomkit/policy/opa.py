@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self, Unpack
@@ -45,6 +46,12 @@ MAX_ANSWER_BYTES = 1024 * 1024
 holding more is a failure of the back end, read no further."""
 
 
+_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+"""A header's name, as HTTP has it (a token)."""
+
+_VALUE = re.compile(r"(?:[\x21-\x7e](?:[ \t\x21-\x7e]*[\x21-\x7e])?)?")
+"""A header's value HTTP carries: no control character, no space or tab at either end."""
+
 _JSON = {"Content-Type": "application/json"}
 """The type of each query's body, which the policy writes itself (as UTF-8 text)."""
 
@@ -62,7 +69,8 @@ class OPAPolicy(PolicyBase):
     Raises:
         PolicyError: ``url`` is not an http(s) URL (or holds a user name or password, a query
             or a fragment, names no host, or a port outside 1 to 65535), ``path`` names no
-            rule, a header is not ASCII text, or ``timeout`` is not a positive number of
+            rule, a header is not ASCII text or not one HTTP carries (a value with a line
+            break, or a space at either end), or ``timeout`` is not a positive number of
             seconds, at most a century.
         ImportError: ``httpx`` is not installed (the ``opa`` extra).
     """
@@ -95,6 +103,13 @@ class OPAPolicy(PolicyBase):
                 raise PolicyError(
                     f"OPAPolicy headers name and give each as ASCII text, and the header {shown} "
                     "does not (a token read from a variable that is not set is None)"
+                )
+            if not (_NAME.fullmatch(key) and _VALUE.fullmatch(value)):
+                # HTTP refuses it at every query: the policy would never decide.
+                raise PolicyError(
+                    f"OPAPolicy header {repr(key)[:40]}: a header's name is one word of letters, "
+                    "digits and -, and its value printable text with no space at either end "
+                    "(a token read with its line break, say): strip it"
                 )
         self.version = self.endpoint
         self._client: Any = self._new_client()
