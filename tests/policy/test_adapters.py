@@ -27,6 +27,7 @@ from roomkit.adapters import openai_agents as oa
 from roomkit.adapters import pydantic_ai as pa
 from roomkit.adapters._pauses import Asker, Pause
 from roomkit.core.exceptions import ArgumentsTooLargeError, InvalidTextError
+from roomkit.people import Directory, Person, Role
 from roomkit.policy import Allow, Ask, Deny, PolicyCall, PolicyDecision
 from roomkit.tools.approvals import Approval, approve
 from roomkit.tools.human_input import HumanInputHandler
@@ -297,3 +298,15 @@ async def test_a_pause_whose_arguments_are_too_large_is_refused_as_such_with_a_p
         asker = Asker(handler, approvals=approvals, timeout=60, actor="amy", room="r", channel="c")
         with pytest.raises(ArgumentsTooLargeError, match=said):
             await asker.open(pause)
+
+
+async def test_a_pause_asked_of_a_group_the_directory_lacks_asks_the_others() -> None:
+    """The framework's pause is held for the approvers the directory has, not refused."""
+    handler = HumanInputHandler(
+        directory=Directory({"dan": Person()}, roles={"kyc": Role(["dan"])})
+    )
+    pause = Pause(key="k", kind="approval", tool_name="send", arguments={"to": "bob"})
+    approvals = rules(Ask(approvers=["role:kcy", "dan"]))
+    asker = Asker(handler, approvals=approvals, timeout=60, actor="amy", room="r", channel="c")
+    request = await asker.open(pause)
+    assert tuple(request.approvers) == ("dan",)

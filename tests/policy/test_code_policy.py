@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from roomkit import Approval, HumanInputToolHandler
+from roomkit.people import Directory, Person, Role
 from roomkit.policy import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 from roomkit.policy.ruling import rule_call
 from roomkit.tools.approvals import approve
@@ -29,6 +30,9 @@ class Fixed:
     async def decide(self, call: PolicyCall) -> PolicyDecision:
         self.calls.append(call)
         return self.decision
+
+
+KYC = Role(["dave"])
 
 
 def human(policy: Any, approvals: Any = None) -> HumanInputToolHandler:
@@ -74,6 +78,21 @@ async def test_ask_holds_the_call_for_the_approvers_it_names(turn: Any) -> None:
     assert types[:2] == ["created", "policy_decided"]
     assert "decided" in types
     assert types[-1] == "executed"
+
+
+async def test_an_ask_naming_a_group_the_directory_lacks_asks_the_others(turn: Any) -> None:
+    """A request for a role nobody has is refused: the ask fails the policy (not the turn),
+    and the approvers it names that the directory has are asked."""
+    handler = HumanInputHandler(directory=Directory({"dave": Person()}, roles={"kyc": KYC}))
+    asking = Fixed(Ask(approvers=["role:kcy", "dave"]))
+    tools = HumanInputToolHandler({"Ask"}, handler=handler, policy=asking)
+    done = await turn(tools, BOB, answer=approve(), by="dave")
+    (event,) = done.asked
+    assert event.approvers == ("dave",)
+    assert done.paid == [BOB]
+    entry = await done.decided()
+    assert (entry["decision"], entry["error"]) == ("ask", True)
+    assert "no role 'kcy'" in entry["reason"]
 
 
 async def test_ask_without_terms_takes_the_static_rules(turn: Any) -> None:

@@ -207,7 +207,8 @@ class Asker:
         rule = self.rule(pause.tool_name)
         ruling = None
         if rule.policy is not None:
-            ruling = await rule_call(rule.policy, rule, policy_call(self, pause))
+            call = policy_call(self, pause)
+            ruling = await rule_call(rule.policy, rule, call, directory=handler.directory)
             if ruling.ask is None:
                 return await unasked(self, pause, ruling, policy_name(rule.policy), history)
             rule = self._ruled[pause.key] = ruling.ask

@@ -39,9 +39,10 @@ from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, deci
 from roomkit.policy.evidence import PolicyEvidence, input_digest
 from roomkit.tools import texts
 from roomkit.tools.approvals import Approval, Quorum, needs_person
-from roomkit.tools.human_input.checks import check_arguments
+from roomkit.tools.human_input.checks import check_approvers, check_arguments
 
 if TYPE_CHECKING:
+    from roomkit.people import Directory
     from roomkit.policy.decisions import Policy, PolicyDecision
 
 __all__ = [
@@ -197,8 +198,20 @@ def _failed(policy: Policy, call: PolicyCall, error: BaseException) -> PolicyDec
     return Ask(reason=reason)
 
 
-async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCall) -> Ruling:
-    """What ``call`` comes to under ``policy`` (may be ``None``) and the static ``rule``."""
+async def rule_call(
+    policy: Policy | None,
+    rule: Approval | None,
+    call: PolicyCall,
+    *,
+    directory: Directory | None = None,
+) -> Ruling:
+    """What ``call`` comes to under ``policy`` (may be ``None``) and the static ``rule``.
+
+    Args:
+        directory: the handler's, when it has one: an ``Ask`` naming a role or an on-call
+            schedule it lacks fails the policy (a request for it would be refused), and
+            the approvers it names that it has are asked.
+    """
     if policy is None:
         return Ruling(await _static(rule, call))
     # As evaluate() does, without a coroutine of its own for a plain decide's decision.
@@ -217,9 +230,11 @@ async def rule_call(policy: Policy | None, rule: Approval | None, call: PolicyCa
     if isinstance(decision, Ask) and not shadow:
         try:
             asked = _asked(decision, rule)
+            if directory is not None and decision.approvers:
+                check_approvers(decision.approvers, directory=directory)
         except (TypeError, ValueError) as error:
             logger.warning("Policy %s asked on %s as no rule can: %s", name, call.tool, error)
-            named = decision.approvers
+            named = _known(decision.approvers, directory)
             decision, failed = _broken(policy, f"the policy's Ask cannot be met: {error}"), True
             kind = decision_name(decision)
             if isinstance(decision, Ask):
@@ -291,6 +306,21 @@ def _fallback(named: tuple[str, ...] | None, reason: str, rule: Approval | None)
         except (TypeError, ValueError):
             pass  # the static rule's quorum is more than it names: the rule's terms
     return _asked(Ask(reason=reason), rule)
+
+
+def _known(named: tuple[str, ...] | None, directory: Directory | None) -> tuple[str, ...] | None:
+    """The approvers of ``named`` a request may name: without the roles and schedules the
+    ``directory`` lacks."""
+    if named is None or directory is None:
+        return named
+    kept = []
+    for approver in named:
+        try:
+            check_approvers((approver,), directory=directory)
+        except ValueError:
+            continue
+        kept.append(approver)
+    return tuple(kept)
 
 
 def _broken(policy: Policy, reason: str) -> PolicyDecision:

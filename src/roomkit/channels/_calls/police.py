@@ -70,7 +70,7 @@ async def police(
         check_arguments(arguments)
         raise
     call = PolicyCall(name, copy, digest, site.actor_id, site.room_id, site.channel_id)
-    ruling = await rule_call(policy, rule, call)
+    ruling = await rule_call(policy, rule, call, directory=human.handler.directory)
     if ruling.ask is not None:
         return await verdict_on(
             site, server, name, arguments, ruling.ask, tool, evidence=ruling.evidence
