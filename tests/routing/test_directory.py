@@ -70,6 +70,13 @@ def test_a_delegation_to_oneself_or_without_a_timezone_is_refused() -> None:
         Delegation(to="bob", starts=JAN, ends=DEC)
 
 
+@pytest.mark.parametrize("group", [role("kyc"), on_call("payments")])
+def test_a_delegation_to_a_group_is_refused_naming_it(group: str) -> None:
+    """Routed as a person's id, it reached none of the group: nobody decided for Alice."""
+    with pytest.raises(ValueError, match=f"'alice' delegates to '{group}', a group"):
+        Directory({"alice": Person(delegations=[away(group)])}, roles={"kyc": Role(["bob"])})
+
+
 class _NoOffset(tzinfo):
     """A timezone without its data: it gives no offset from UTC."""
 

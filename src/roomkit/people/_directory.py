@@ -25,6 +25,7 @@ from roomkit.people._entries import (
     Person,
     Role,
     group_name_problem,
+    reference_of,
 )
 
 __all__ = ["MAX_CHAIN", "Directory", "StandIn"]
@@ -74,7 +75,8 @@ class Directory:
         ValueError: a name is not an actor name; a role or schedule has no name, or one
             that is no actor name or too long for its approver (``role:NAME`` or
             ``on-call:NAME``, at most 256 characters); someone is their own manager, or the
-            managers make a cycle; someone delegates to themselves; the delegations in force
+            managers make a cycle; someone delegates to themselves or to a group (a
+            ``role:`` or ``on-call:`` name); the delegations in force
             at some moment make a cycle or a chain longer than ``max_chain``.
         TypeError: an entry is not a :class:`Person`, a role not a :class:`Role`, a
             schedule not an :class:`OnCallSource`.
@@ -106,6 +108,13 @@ class Directory:
                 _check_name(delegation.to, f"{actor!r}'s delegate")
                 if delegation.to == actor:
                     raise ValueError(f"Directory: {actor!r} delegates to themselves")
+                if reference_of(delegation.to) is not None:
+                    # Routed as a person's id, it would reach no member: nobody would decide.
+                    raise ValueError(
+                        f"Directory: {actor!r} delegates to {shown(delegation.to, limit=40)}, "
+                        "a group: a delegation goes to one person, so name one of its members "
+                        "(a request's approvers may name the group)"
+                    )
         for actor, person in self._people.items():
             for delegation in person.delegations:
                 if delegation.to not in self._people:
