@@ -382,6 +382,20 @@ def test_a_policy_table_value_of_the_wrong_type_is_named(
         policy_from_table(table, tmp_path)
 
 
+def test_a_rego_query_holding_several_ways_fails_naming_how_many() -> None:
+    """``verdicts[_]`` gives a result for each verdict: one ``deny`` among them was read as
+    an undefined rule (abstaining, so a tool without a rule ran); one result is read."""
+    module = (
+        "package roomkit\nimport rego.v1\n"
+        'verdicts contains {"decision": "deny"} if input.arguments.to == "mallory"\n'
+        'verdicts contains {"decision": "allow"} if input.arguments.amount < 100\n'
+    )
+    policy = RegoPolicy(module, query="data.roomkit.verdicts[_]")
+    with pytest.raises(RuntimeError, match=r"Rego gave 2 results of data\.roomkit\.verdicts"):
+        policy.decide(call(to="mallory", amount=5))
+    assert policy.decide(call(to="bob", amount=5)) == Allow()
+
+
 def test_rego_that_cannot_decide_says_so(tmp_path: Path) -> None:
     """Rules that conflict, or input Rego cannot take, are a failure that says what it is
     (the policy's ``on_error`` then asks or refuses), not a JSON parse error."""

@@ -5,7 +5,7 @@ The call is the query's ``input`` (``tool``, ``arguments``, ``digest``, ``actor`
 shape :func:`~roomkit.policy._base.read_result` reads: ``{"decision": "allow" | "deny" |
 "ask" | "abstain", "reason": ...}`` (Vercel's ``requires-approval`` and ``not-applicable``
 too), or ``{"allow": true | false}``. An undefined result, or any other shape, is
-``Abstain``.
+``Abstain``; a query holding several ways (``verdicts[_]``, a result each) is a failure.
 
 The input and the data are written as UTF-8 text, not as ``\\u`` escapes, which rego-cpp
 reads as their six characters (a rule naming ``"José"`` would never apply): a lone surrogate,
@@ -160,7 +160,8 @@ class RegoPolicy(PolicyBase):
 
         Raises:
             ValueError: the call holds a number JSON cannot carry (NaN, an infinity).
-            RuntimeError: Rego could not evaluate the query on it.
+            RuntimeError: Rego could not evaluate the query on it, or the query held more
+                than one way (a result each, ``verdicts[_]``).
             InvalidTextError: the call's ``actor`` or ``tool`` holds text UTF-8 cannot
                 encode (a lone surrogate); the message names it.
         """
@@ -186,6 +187,14 @@ class RegoPolicy(PolicyBase):
             value = json.loads(text)
         except ValueError:
             raise RuntimeError(f"Rego gave no result on this call: {text[:200]!r}") from None
+        if isinstance(value, list) and len(value) > 1:
+            # One result each way the query holds (``verdicts[_]``): which decides is not said.
+            raise RuntimeError(
+                f"Rego gave {len(value)} results of {self.query} on this call, and a decision "
+                "is one: query the rule that gives the decision"
+            )
+        if isinstance(value, list) and value:
+            value = value[0]
         results = value.get("expressions") if isinstance(value, dict) else None
         if not results:
             return Abstain(f"{self.query} is undefined")
