@@ -6,6 +6,7 @@ import sys
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from types import FrameType
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -89,6 +90,33 @@ def test_a_delegation_in_a_timezone_giving_no_offset_is_refused(zone: tzinfo) ->
     """Its times could be compared with no moment a request is routed at."""
     with pytest.raises(ValueError, match="must be a timezone-aware datetime"):
         Delegation(to="bob", starts=datetime(2026, 12, 1, tzinfo=zone), ends=JAN)
+
+
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+def test_a_delegation_over_the_hour_a_clock_repeats_is_timed_as_instants() -> None:
+    """01:30 EDT to 01:30 EST is an hour, not nothing; 01:10 EST to 01:50 EDT ends first."""
+    starts = datetime(2026, 11, 1, 1, 30, tzinfo=NEW_YORK)
+    hour = Delegation(to="bob", starts=starts, ends=starts.replace(fold=1))
+    assert hour.holds(datetime(2026, 11, 1, 6, tzinfo=UTC))
+    assert hour.holds(datetime(2026, 11, 1, 1, 59, tzinfo=NEW_YORK))
+    assert not hour.holds(datetime(2026, 11, 1, 1, 40, tzinfo=NEW_YORK, fold=1))
+    with pytest.raises(ValueError, match="before it starts"):
+        Delegation(
+            to="bob",
+            starts=datetime(2026, 11, 1, 1, 10, tzinfo=NEW_YORK, fold=1),
+            ends=datetime(2026, 11, 1, 1, 50, tzinfo=NEW_YORK),
+        )
+
+
+def test_a_cycle_within_the_hour_a_clock_repeats_is_refused() -> None:
+    """Alice's delegation holds to 01:30 EST, after Bob's starts at 01:50 EDT."""
+    starts = datetime(2026, 11, 1, 1, 30, tzinfo=NEW_YORK)
+    alice = Delegation(to="bob", starts=starts, ends=starts.replace(fold=1))
+    bob = away("alice", datetime(2026, 11, 1, 1, 50, tzinfo=NEW_YORK), JAN)
+    with pytest.raises(ValueError, match="make a cycle"):
+        Directory({"alice": Person(delegations=[alice]), "bob": Person(delegations=[bob])})
 
 
 def test_a_person_who_is_their_own_manager_is_refused() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import NoReturn
 
 from roomkit.people._entries import Person
@@ -33,9 +33,17 @@ def check_chains(people: Mapping[str, Person], max_chain: int) -> None:
     Raises:
         ValueError: naming the moment and the cycle or the chain.
     """
+    # Instants, in UTC: two times of one zone compare by their clock reading, which the
+    # hour a clock repeats makes ambiguous.
     edges = sorted(
         (
-            (delegation.starts, order, actor, delegation.to, delegation.ends)
+            (
+                delegation.starts.astimezone(UTC),
+                order,
+                actor,
+                delegation.to,
+                delegation.ends.astimezone(UTC),
+            )
             for order, (actor, delegation) in enumerate(
                 (actor, delegation)
                 for actor, person in people.items()

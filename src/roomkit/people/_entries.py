@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol, runtime_checkable
 
 from roomkit.auth.names import MAX_ACTOR_CHARS, actor_name_problem
@@ -130,7 +130,9 @@ class Delegation:
                     f"Delegation({name}=...) must be a timezone-aware datetime, got {moment!r}: "
                     "pass datetime(..., tzinfo=UTC) or a zoneinfo.ZoneInfo"
                 )
-        if self.ends <= self.starts:
+        # Compared as instants: two times of one zone compare by their clock reading, so the
+        # hour a clock repeats (01:30 EDT, then 01:30 EST) would look like no time at all.
+        if self.ends.astimezone(UTC) <= self.starts.astimezone(UTC):
             raise ValueError(
                 f"Delegation to {self.to!r} ends ({self.ends.isoformat()}) before it starts "
                 f"({self.starts.isoformat()})"
@@ -138,7 +140,7 @@ class Delegation:
 
     def holds(self, at: datetime) -> bool:
         """Whether it is in force at ``at``."""
-        return self.starts <= at < self.ends
+        return self.starts.astimezone(UTC) <= at.astimezone(UTC) < self.ends.astimezone(UTC)
 
     def covers(self, tool: str | None) -> bool:
         """Whether it covers ``tool`` (``None``: any request, as a question's)."""
