@@ -11,6 +11,7 @@ from engines import CEDAR
 from roomkit import HumanInputToolHandler
 from roomkit.policy import Allow, Ask, CedarPolicy, Deny, PolicyCall, PolicyError
 from roomkit.policy._base import PolicyFailed
+from roomkit.policy.ruling import rule_call
 from roomkit.tools.approvals import approve
 
 
@@ -151,3 +152,16 @@ def test_a_forbid_cedar_cannot_evaluate_never_makes_a_refusal_an_ask() -> None:
         policy.decide(call(amount=5000))
     assert policy.decide(call(amount=5000, risk=0)) == Ask(["dave"], reason="ask:large")
     assert policy.decide(call(amount=5.5, risk=9)) == Deny("risky")
+
+
+async def test_an_entities_function_failing_asks_the_approvers_the_policy_names() -> None:
+    """A function that knows no entity for the caller raised in it: the default approver,
+    the caller, was asked to approve their own call."""
+    known = {"bob": {"uid": {"type": "User", "id": "bob"}, "attrs": {}, "parents": []}}
+    policy = CedarPolicy(CEDAR, lambda call: [known[call.actor or ""]])
+    mallory = PolicyCall("pay", {"to": "bob", "amount": 5000}, "digest", "mallory")
+    ruling = await rule_call(policy, None, mallory)
+    assert ruling.ask is not None
+    assert ruling.ask.approvers == ("dave",)
+    with pytest.raises(PolicyFailed, match=r"entities function failed on the call \(KeyError"):
+        policy.decide(mallory)

@@ -29,7 +29,8 @@ Cedar allows or denies; one policy set gives the four decisions:
 
 A request Cedar could not evaluate at all (an error and no determining policy) is a failure
 of the back end, and so is one allowed (or asked) while a ``forbid`` policy that may refuse it
-erred, which Cedar skips (an amount beyond 64 bits is a string, ``>`` on it an error):
+erred, which Cedar skips (an amount beyond 64 bits is a string, ``>`` on it an error), and one
+the entities function raises on:
 ``on_error`` decides, and ``"ask"`` asks the approvers the ``ask:`` policies that may apply
 to the call name (the default approver, the call's own actor, only when they name nobody).
 """
@@ -140,8 +141,8 @@ class CedarPolicy(PolicyBase):
         """Cedar's answer on ``call``, as one of the four decisions.
 
         Raises:
-            PolicyFailed: Cedar could not evaluate the call (its fallback asks the approvers
-                the policies name for the tool).
+            PolicyFailed: Cedar could not evaluate the call, or the entities function failed
+                on it (its fallback asks the approvers the policies name for the tool).
             InvalidTextError: the call's ``actor`` or ``tool`` holds text UTF-8 cannot
                 encode (a lone surrogate), which no entity id can be; the message names it.
         """
@@ -191,7 +192,15 @@ class CedarPolicy(PolicyBase):
                 "digest": call.digest,
             }
         given = self._entities
-        entities = self._parsed if given is None else list(given(call))
+        try:
+            entities = self._parsed if given is None else list(given(call))
+        except Exception as error:
+            # The call's own actor, the default approver, is no one to ask when the function
+            # fails on them (an actor it does not know): the approvers the policies name are.
+            raise PolicyFailed(
+                f"the Cedar entities function failed on the call ({type(error).__name__}: {error})",
+                fallback=self._fallback(call.tool),
+            ) from None
         result = self.module.is_authorized(request, self._policies, entities)
         diagnostics = result.diagnostics
         reasons = list(diagnostics.reasons)
