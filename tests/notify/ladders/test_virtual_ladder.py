@@ -8,7 +8,6 @@ import json
 import pytest
 from tests.notify.recorder import Recorder
 
-from roomkit.core.exceptions import InvalidTextError
 from roomkit.models.enums import ChannelType
 from roomkit.notify import Directory, Ladder, Notifier, Person, default, escalate, remind
 from roomkit.testing import advance
@@ -86,13 +85,3 @@ def test_a_default_too_long_to_record_is_refused_where_it_is_written() -> None:
         default("\x01" * 6_000)  # six characters each, as JSON
     with pytest.raises(TypeError, match="takes the answer as text"):
         default(5)  # type: ignore[arg-type]
-
-
-def test_an_escalation_to_no_actor_id_is_refused_where_it_is_written() -> None:
-    """An escalation to an id no store keeps (too long, or holding a lone surrogate) would
-    only be refused, with a warning, when it fell due: ``escalate()`` refuses it."""
-    assert escalate(900, to="carol").to == "carol"
-    with pytest.raises(ValueError, match="an actor id of 300 characters, over the 256"):
-        escalate(900, to="x" * 300)
-    with pytest.raises(InvalidTextError, match="lone surrogate"):
-        escalate(900, to="\ud800")

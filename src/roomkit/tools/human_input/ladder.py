@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from roomkit.models.clock import positive_seconds, utcnow
 from roomkit.stores import new_entry
 from roomkit.stores.outbox import OutboxItem, now_of
-from roomkit.tools._actor_ids import actor_ids
 
 if TYPE_CHECKING:
     from roomkit.models.pending_input import PendingInput
@@ -86,18 +85,9 @@ def remind(after: float) -> Remind:
 
 
 def escalate(after: float, to: str = "manager") -> Escalate:
-    """An escalation to ``to`` (``"manager"`` or an actor id) ``after`` seconds in.
-
-    Raises:
-        ValueError: ``to`` is no actor id (not a non-empty ``str``, or longer than an actor
-            id may be on every store), or ``after`` is no positive number of seconds.
-        InvalidTextError: ``to`` holds a lone surrogate, which no store can keep.
-    """
+    """An escalation to ``to`` (``"manager"`` or an actor id) ``after`` seconds in."""
     if not isinstance(to, str) or not to:
         raise ValueError(f"escalate(to=...) must name 'manager' or an actor id, not {to!r}")
-    actor_ids(
-        (to,), name="escalate(to=...)'s actors", single="escalate(to=...) must name an actor id"
-    )
     return Escalate(positive_seconds("after", after), to)
 
 
