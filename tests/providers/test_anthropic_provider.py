@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from tests.providers.provider_kit import (
     unanswered_call_context,
 )
 
+from roomkit._extras import install_command
 from roomkit.core.exceptions import (
     ProviderAuthError,
     ProviderOverloadedError,
@@ -432,6 +434,6 @@ def test_a_keyword_that_is_no_setting_is_refused(keyword: str) -> None:
 
 
 def test_importing_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    needed = r"needs the anthropic extra .*: pip install -e '\.\[anthropic\]'"
+    needed = r"needs the anthropic extra .*: " + re.escape(install_command("anthropic"))
     with pytest.raises(ImportError, match=needed):
         import_without_sdk(monkeypatch, "anthropic", "roomkit.providers.ai.anthropic")

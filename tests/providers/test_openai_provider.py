@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from tests.providers.provider_kit import (
     unanswered_call_context,
 )
 
+from roomkit._extras import install_command
 from roomkit.core.exceptions import (
     ProviderAuthError,
     ProviderOverloadedError,
@@ -413,6 +415,6 @@ def test_a_keyword_that_is_no_setting_is_refused(keyword: str) -> None:
 
 
 def test_importing_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    needed = r"needs the openai extra .*: pip install -e '\.\[openai\]'"
+    needed = r"needs the openai extra .*: " + re.escape(install_command("openai"))
     with pytest.raises(ImportError, match=needed):
         import_without_sdk(monkeypatch, "openai", "roomkit.providers.ai.openai")

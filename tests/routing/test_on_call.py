@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from aiohttp import web
 from routing_clock import FakeClock
 
 from roomkit import RoomKit
+from roomkit._extras import install_command
 from roomkit.desk import create_desk_app, issue_token
 from roomkit.people import Directory, Person, on_call
 from roomkit.routing import ICalOnCall, PagerDutyOnCall, Router
@@ -247,14 +249,14 @@ def test_pagerduty_takes_https_or_this_machine(url: str) -> None:
 
 def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "icalendar", None)
-    with pytest.raises(ImportError, match=r"oncall extra.*pip install -e '\.\[oncall\]'"):
+    with pytest.raises(ImportError, match=r"oncall extra.*" + re.escape(install_command("oncall"))):
         ICalOnCall(SCHEDULE)
 
 
 def test_pagerduty_without_httpx_names_the_oncall_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """The on-call extra is the one to install for PagerDuty, not the desk's."""
     monkeypatch.setitem(sys.modules, "httpx", None)
-    with pytest.raises(ImportError, match=r"oncall extra.*pip install -e '\.\[oncall\]'"):
+    with pytest.raises(ImportError, match=r"oncall extra.*" + re.escape(install_command("oncall"))):
         PagerDutyOnCall("tok-123", "PSCHED1")
 
 

@@ -7,6 +7,7 @@ import asyncio
 import base64
 import importlib
 import logging
+import re
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ import pytest
 from fake_openai_realtime import API_KEY, FakeConnection, FakeOpenAIRealtime, error_event
 from openai_realtime_harness import outputs, text_of
 
+from roomkit._extras import install_command
 from roomkit.core.exceptions import (
     ProviderAuthError,
     ProviderRequestError,
@@ -340,7 +342,7 @@ async def test_a_dropped_connection_is_reported_lost_and_takes_nothing_more(
 def test_without_websockets_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "websockets.asyncio.client", None)
     monkeypatch.delitem(sys.modules, "roomkit.voice.realtime.openai")
-    needed = r"needs the realtime extra .*: pip install -e '\.\[realtime\]'"
+    needed = r"needs the realtime extra .*: " + re.escape(install_command("realtime"))
     with pytest.raises(ImportError, match=needed):
         importlib.import_module("roomkit.voice.realtime.openai")
 
