@@ -56,6 +56,10 @@ _TYPES: dict[str, NoticeType] = {
 _LADDER = frozenset({"remind", "escalate"})
 """The jobs of a ladder's steps."""
 
+_ESCALATING = "escalating"
+"""The receipt of an escalation step whose approvers are being added: who they are, kept
+with the step before they are added."""
+
 GAP = "gap"
 """The job of the step that looks for the next person on call of a request made in a gap."""
 
@@ -106,7 +110,7 @@ class Planner:
             # marks the step done).
             await router.refresh(request, escalating=True, step=item.item_id)
         if job == "escalate":
-            added = await self._escalate(request, str(item.body.get("to", "manager")))
+            added = await self._escalate(item, request, str(item.body.get("to", "manager")))
             approvers = tuple(dict.fromkeys((*approvers, *added)))
         told = approvers
         if router is not None and job != "settle":
@@ -278,9 +282,19 @@ class Planner:
         standings = await router.standings(request)
         return tuple(dict.fromkeys(s.actor for s in standings if s.delegation_id is None))
 
-    async def _escalate(self, request: PendingInput, to: str) -> list[str]:
+    async def _escalate(self, item: OutboxItem, request: PendingInput, to: str) -> list[str]:
+        """Add the approvers the escalation step ``item`` names; those it added already are
+        not added again, and never their managers in turn: a step worked out again (its
+        notifier stopped before marking it done) adds whom its first run chose."""
         current = approvers_of(request)
-        if to == "manager":
+        # Read as stored: a run cut short by an outage is tried again with the item claimed.
+        stored = await self.outbox.items_for(item.pending_id)
+        receipt = next((i.receipt for i in stored if i.item_id == item.item_id), None)
+        chosen = (receipt or {}).get(_ESCALATING)
+        earlier = [a for a in chosen if isinstance(a, str)] if isinstance(chosen, list) else None
+        if earlier is not None:
+            wanted = earlier
+        elif to == "manager":
             # A role or a schedule has no manager: the people standing for it now have.
             people = [self.directory.get(a) for a in await self._people(request)]
             wanted = [p.manager for p in people if p is not None and p.manager]
@@ -296,6 +310,11 @@ class Planner:
         new = [actor for actor in dict.fromkeys(wanted) if actor not in current]
         add = getattr(self.handler, "add_approvers", None)
         if new and add is not None:
+            if earlier is None:
+                # Kept with the step before anyone is added: they are its first run's choice.
+                await self.outbox.renew(
+                    item.item_id, self.owner, item.due, receipt={_ESCALATING: new}
+                )
             try:
                 await add(request.pending_id, new, surface="ladder")
             except ValueError as error:
