@@ -130,8 +130,11 @@ class OpenAIAIProvider(
                 max_retries=0,
             )
         except openai.OpenAIError as exc:
-            # The SDK refuses to build a client without credentials; say so in our terms.
-            raise ProviderAuthError(str(exc), provider=PROVIDER) from exc
+            # The SDK refuses to build a client without credentials, naming arguments of its
+            # own (workload_identity, admin_api_key) this constructor does not take.
+            raise ProviderAuthError(
+                "No OpenAI API key: pass api_key= or set OPENAI_API_KEY", provider=PROVIDER
+            ) from exc
 
     _assembly = wire.StreamAssembly
 
