@@ -96,3 +96,24 @@ async def test_an_address_that_is_not_one_address_is_dropped_saying_so(
     assert "'alice''s email address in the directory" in caplog.text
     assert "names 2 addresses, where one is needed: give one address" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+async def test_starttls_to_a_server_offering_none_is_dropped_saying_which_setting(
+    make_handler: Callable[[], HumanInputHandler], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A local relay without TLS, sent to with the default security: no retry meets
+    another server, so the delivery is dropped at once, naming the setting."""
+    handler = make_handler()
+    mailbox = Mailbox()
+    with SMTPServer(mailbox) as server:
+        retry = Retry(first=0.01, cap=0.02, give_up=0.2)
+        email = Email("127.0.0.1", server.port, sender="agent@example.com", retry=retry)
+        notifier = Notifier(handler, [email], directory=PEOPLE)
+        async with notifier:
+            await handler.create("ask", {"question": "Lunch?"}, actor_id="alice")
+            await notifier.wait_idle()
+    assert mailbox.messages.empty()
+    assert notifier.statistics().failed["email"] == 1
+    assert notifier.statistics().dropped["email"] == 1
+    assert "STARTTLS extension not supported" in caplog.text
+    assert "check Email(security=...) ('none' for a relay without TLS" in caplog.text

@@ -211,6 +211,15 @@ class Email(Mailbox):
                     "Email(cafile=...), else fix the server's certificate or the host name",
                     retry=False,
                 ) from None
+            if type(error) is aiosmtplib.SMTPException:
+                # The server answered, and offers no STARTTLS or no login: sending again
+                # meets the same server, so say which setting to change instead.
+                raise DeliveryError(
+                    f"the SMTP server {self.host}:{self.port} does not take these settings "
+                    f"({error}): check Email(security=...) ('none' for a relay without TLS, "
+                    "'tls' for port 465) and whether it takes a login",
+                    retry=False,
+                ) from None
             raise DeliveryError(
                 f"the SMTP server {self.host}:{self.port} is unreachable ({error}): check the "
                 "host, the port and the security setting",
