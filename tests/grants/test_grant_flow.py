@@ -229,6 +229,33 @@ async def test_a_quorum_reached_without_every_offer_makes_no_grant(
     assert (await held(handler, approvers=team, quorum=2)).status is _PENDING
 
 
+async def test_a_quorum_vote_granted_again_by_its_voter_is_a_vote_sent_again(
+    handlers: HandlerMaker,
+) -> None:
+    """A voter whose vote and offer were written, but who never heard so (the process killed
+    after the commit), runs ``approve_and_grant`` again from another process: told, as
+    ``aresolve`` tells a vote sent again, that nothing was recorded, never that they are no
+    approver; the vote and the offer stand once, and the quorum makes the grant."""
+    team = ("ann", "ben", "cy")
+    scope = GrantScope(expires_in=3600)
+    first = await held(handlers(), approvers=team, quorum=2)
+    pending_id = first.pending_id
+    assert await approve_and_grant(handlers(), pending_id, scope, by="ann") == (True, None)
+    handler = handlers()
+    assert await approve_and_grant(handler, pending_id, scope, by="ann") == (False, None)
+    accepted, grant = await approve_and_grant(handler, pending_id, scope, by="ben")
+    assert accepted
+    assert grant is not None
+    assert grant.granted_by == ("ann", "ben")
+    history = await handler.history(pending_id)
+    assert [entry["type"] for entry in history] == [
+        "created",
+        *("grant_offered", "voted") * 2,
+        "settled",
+        "granted",
+    ]
+
+
 async def test_a_quorum_vote_refused_after_its_offer_offers_once_when_run_again(
     handlers: HandlerMaker,
 ) -> None:

@@ -352,9 +352,12 @@ async def approve_and_grant(
     request = await handler.get_request(pending_id)
     if request is None:
         raise UnknownRequestError(f"No pending request with id {pending_id}")
-    if request.approvers and by not in request.approvers:
+    # On a quorum approval ``approvers`` is who may still vote: one who voted already is
+    # listed among the voters, and their vote sent again is told as ``aresolve`` tells it.
+    listed = request.voters if request.quorum is not None else request.approvers
+    if listed and by not in listed:
         raise GrantRefusedError(
-            f"{by!r} is not an approver of {pending_id} ({list(request.approvers)}): only "
+            f"{by!r} is not an approver of {pending_id} ({list(listed)}): only "
             "someone who may approve the call may grant it again"
         )
     grants = handler.grants
