@@ -71,6 +71,19 @@ def test_a_delegation_to_oneself_or_without_a_timezone_is_refused() -> None:
         Delegation(to="bob", starts=JAN, ends=DEC)
 
 
+@pytest.mark.parametrize("tools", [{1, 2}, {"pay", ""}, [None]])
+def test_a_delegation_naming_no_tool_by_text_is_refused(tools: object) -> None:
+    """A tool named by a number or an empty text is no tool's name: the delegation would
+    cover none of the calls meant."""
+    with pytest.raises(TypeError, match=r"Delegation\(tools=...\) holds tool names"):
+        Delegation(to="bob", starts=DEC, ends=JAN, tools=tools)  # type: ignore[arg-type]
+
+
+def test_one_delegation_given_in_place_of_a_list_says_to_list_it() -> None:
+    with pytest.raises(TypeError, match=r"pass \[Delegation\(...\)\]"):
+        Person(delegations=away("bob"))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("group", [role("kyc"), on_call("payments")])
 def test_a_delegation_to_a_group_is_refused_naming_it(group: str) -> None:
     """Routed as a person's id, it reached none of the group: nobody decided for Alice."""

@@ -119,6 +119,11 @@ class Delegation:
                     f"Delegation(tools=...) is a set of tool names: pass {{{self.tools!r}}}"
                 )
             object.__setattr__(self, "tools", frozenset(self.tools))
+        if self.tools is not None and not all(isinstance(t, str) and t for t in self.tools):
+            # A name of another type, or an empty one, is no tool's: the delegation would
+            # silently cover none of the calls it names.
+            odd = next(t for t in self.tools if not isinstance(t, str) or not t)
+            raise TypeError(f"Delegation(tools=...) holds tool names (non-empty text), got {odd!r}")
         if self.tools is not None and not self.tools:
             raise ValueError(
                 f"Delegation to {self.to!r} names no tool: leave tools out (None) for every tool"
@@ -179,6 +184,10 @@ class Person:
     at once, the first listed that covers a request's tool decides it."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.delegations, Delegation):
+            raise TypeError(
+                "Person(delegations=...) is a list of Delegation(...): pass [Delegation(...)]"
+            )
         if not isinstance(self.delegations, tuple):
             object.__setattr__(self, "delegations", tuple(self.delegations))
         for delegation in self.delegations:
