@@ -85,3 +85,15 @@ async def test_the_handler_keeps_notices_as_long_as_histories() -> None:
 def test_a_count_below_one_is_refused(finished: int, error: type[Exception]) -> None:
     with pytest.raises(error, match="keep must be"):
         MemoryOutbox(finished=finished)
+
+
+async def test_a_claimed_item_is_handed_out_due_at_its_leases_end() -> None:
+    """As the durable stores hand it: a step renewed until its ``due`` (an escalation keeping
+    whom it adds) stays held, where the time it was due at would hand it to another claim
+    while it is still worked out."""
+    outbox = MemoryOutbox()
+    await outbox.add([OutboxItem("a.escalate0", "a", 5.0, {"job": "escalate"})])
+    [step] = await outbox.claim("me", 10.0, 30.0, 8)
+    assert step.due == 40.0
+    assert await outbox.renew(step.item_id, "me", step.due, receipt={"escalating": ["bob"]})
+    assert await outbox.claim("other", 20.0, 30.0, 8) == []

@@ -145,9 +145,11 @@ class MemoryOutbox(ClaimingOutbox):
             if due > claim.now:
                 break
             heapq.heappop(self._heaps[lane])
-            item = self._items[item_id]
+            # Handed out as claimed, due at its lease's end, as the durable stores hand it:
+            # renewing it until its ``due`` keeps it held, not due again at once.
+            item = replace(self._items[item_id], due=claim.until)
             claimed.append(item)
-            self._put(replace(item, due=claim.until))
+            self._put(item)
             self._owners[item_id] = claim.owner
         return claimed
 
