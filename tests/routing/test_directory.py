@@ -123,6 +123,15 @@ def test_a_delegation_over_the_hour_a_clock_repeats_is_timed_as_instants() -> No
         )
 
 
+def test_a_naive_moment_is_refused_not_read_as_local_time() -> None:
+    """Compared as an instant, a naive moment would be taken as this machine's local time,
+    a moment that differs from one host to the next: it is refused, as it was when moments
+    were compared as they stand."""
+    people = Directory({"alice": Person(delegations=[away("bob", DEC, JAN)])})
+    with pytest.raises(TypeError, match="timezone-aware datetime"):
+        people.away("alice", datetime(2026, 12, 15))
+
+
 def test_a_cycle_within_the_hour_a_clock_repeats_is_refused() -> None:
     """Alice's delegation holds to 01:30 EST, after Bob's starts at 01:50 EDT."""
     starts = datetime(2026, 11, 1, 1, 30, tzinfo=NEW_YORK)

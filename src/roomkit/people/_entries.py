@@ -144,7 +144,17 @@ class Delegation:
             )
 
     def holds(self, at: datetime) -> bool:
-        """Whether it is in force at ``at``."""
+        """Whether it is in force at ``at``.
+
+        Raises:
+            TypeError: ``at`` is a naive datetime, which names no instant.
+        """
+        if not isinstance(at, datetime) or _offset(at) is None:
+            # Read as this machine's local time it would name another moment on each host.
+            raise TypeError(
+                f"Delegation.holds() takes a timezone-aware datetime, got {at!r}: pass "
+                "datetime(..., tzinfo=UTC) or datetime.now(UTC)"
+            )
         return self.starts.astimezone(UTC) <= at.astimezone(UTC) < self.ends.astimezone(UTC)
 
     def covers(self, tool: str | None) -> bool:
