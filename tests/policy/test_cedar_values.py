@@ -165,3 +165,25 @@ async def test_an_entities_function_failing_asks_the_approvers_the_policy_names(
     assert ruling.ask.approvers == ("dave",)
     with pytest.raises(PolicyFailed, match=r"entities function failed on the call \(KeyError"):
         policy.decide(mallory)
+
+
+TIERED = """
+permit(principal, action, resource);
+
+@id("ask:huge") @approvers("cfo, ceo")
+forbid(principal, action == Action::"pay", resource) when { context.arguments.amount > 10000 };
+
+@id("ask:urgent") @approvers("dave")
+forbid(principal, action == Action::"pay", resource)
+when { context.arguments has memo && context.arguments.memo like "*urgent*" };
+"""
+
+
+def test_an_ask_policy_cedar_cannot_evaluate_never_leaves_the_call_to_another_ask() -> None:
+    """An amount past 64 bits (a string in Cedar) skipped the ask naming the cfo and the ceo:
+    the call went to dave alone, whom only the urgent memo names."""
+    policy = CedarPolicy(TIERED)
+    assert policy.decide(call(amount=50_000)) == Ask(["cfo", "ceo"], reason="ask:huge")
+    with pytest.raises(PolicyFailed, match="may refuse it or ask others") as failed:
+        policy.decide(call(amount=2**64, memo="urgent"))
+    assert failed.value.fallback == Ask(approvers=["cfo", "ceo", "dave"])

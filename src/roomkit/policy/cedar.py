@@ -28,9 +28,9 @@ Cedar allows or denies; one policy set gives the four decisions:
 - denied with no determining policy (none applied): :class:`Abstain`.
 
 A request Cedar could not evaluate at all (an error and no determining policy) is a failure
-of the back end, and so is one allowed (or asked) while a ``forbid`` policy that may refuse it
-erred, which Cedar skips (an amount beyond 64 bits is a string, ``>`` on it an error), and one
-the entities function raises on:
+of the back end, and so is one allowed (or asked) while a ``forbid`` policy erred, which Cedar
+skips (an amount beyond 64 bits is a string, ``>`` on it an error): it may refuse the call, or,
+an ``ask:`` one, ask others on its terms. So is one the entities function raises on:
 ``on_error`` decides, and ``"ask"`` asks the approvers the ``ask:`` policies that may apply
 to the call name (the default approver, the call's own actor, only when they name nobody).
 """
@@ -214,12 +214,13 @@ class CedarPolicy(PolicyBase):
         notes = [self._annotations.get(reason, {}) for reason in reasons]
         ids = [note.get("id", reason) for note, reason in zip(notes, reasons, strict=True)]
         asked = not result.allowed and all(found.startswith("ask:") for found in ids)
-        if errors and (result.allowed or asked) and self._forbid_erred(diagnostics.errors, asked):
+        if errors and (result.allowed or asked) and self._forbid_erred(diagnostics.errors):
             # Cedar skips a policy that errs: a forbid whose condition meets a value of
-            # another type (an amount beyond 64 bits is a string) would let the call through.
+            # another type (an amount beyond 64 bits is a string) would let the call through,
+            # or an ask: one leave it to another ask's approvers, never its own.
             raise PolicyFailed(
-                f"Cedar could not evaluate a forbid policy on the call, which may refuse it: "
-                f"{errors}",
+                f"Cedar could not evaluate a forbid policy on the call, which may refuse it "
+                f"or ask others about it: {errors}",
                 fallback=self._fallback(call.tool),
             )
         if result.allowed:
@@ -228,17 +229,13 @@ class CedarPolicy(PolicyBase):
             return _ask(notes, self._named(reasons))
         return Deny(self._named(reasons))
 
-    def _forbid_erred(self, errors: Iterable[object], asked: bool) -> bool:
-        """Whether one of ``errors`` is of a ``forbid`` policy that may refuse the call: any,
-        or one that is no ``ask:`` policy when the call is ``asked`` (an error naming no known
-        policy counts as one)."""
+    def _forbid_erred(self, errors: Iterable[object]) -> bool:
+        """Whether one of ``errors`` is of a ``forbid`` policy (an error naming no known
+        policy counts as one): an ``ask:`` one too, whose approvers would be asked."""
         for error in errors:
             found = _ERRED.search(str(error))
             key = found.group(1) if found is not None else ""
-            if key not in self._effects:
-                return True
-            note = self._annotations.get(key, {})
-            if self._effects[key] == "forbid" and not (asked and _asks(note)):
+            if self._effects.get(key, "forbid") == "forbid":
                 return True
         return False
 
@@ -351,11 +348,6 @@ def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
         if timeout is None and "timeout" in note:
             timeout = float(note["timeout"])
     return Ask(approvers=approvers, quorum=quorum, timeout=timeout, reason=reason)
-
-
-def _asks(note: dict[str, str]) -> bool:
-    """Whether a policy with these annotations is an ``ask:`` policy."""
-    return note.get("id", "").startswith("ask:")
 
 
 _ERRED = re.compile(r"error while evaluating policy `([^`]*)`")
