@@ -187,3 +187,19 @@ def test_an_ask_policy_cedar_cannot_evaluate_never_leaves_the_call_to_another_as
     with pytest.raises(PolicyFailed, match="may refuse it or ask others") as failed:
         policy.decide(call(amount=2**64, memo="urgent"))
     assert failed.value.fallback == Ask(approvers=["cfo", "ceo", "dave"])
+
+
+def test_several_asks_applying_are_read_in_the_order_they_are_written() -> None:
+    """Cedar hands the policies that applied in an order that differs from one process to
+    the next: the first ask's approvers (and the reason) changed with it."""
+    names = "abcdefgh"
+    policy = CedarPolicy(
+        "permit(principal, action, resource);\n"
+        + "".join(
+            f'@id("ask:{name}") @approvers("{name}x")\n'
+            'forbid(principal, action == Action::"pay", resource);\n'
+            for name in names
+        )
+    )
+    reason = "; ".join(f"ask:{name}" for name in names)
+    assert policy.decide(call(amount=5)) == Ask(["ax"], reason=reason)

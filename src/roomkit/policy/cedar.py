@@ -22,7 +22,7 @@ Cedar allows or denies; one policy set gives the four decisions:
 - allowed: :class:`Allow`;
 - denied, and every determining policy is annotated ``@id("ask:...")``: :class:`Ask` (the
   policies may say ``@approvers("alice, bob")``, ``@quorum("2")``, ``@timeout("600")``,
-  checked when the policy is built);
+  checked when the policy is built; of several, each term is the first written one's);
 - denied by any other policy: :class:`Deny`, its reason the policies' ``@id`` and
   ``@reason("...")``;
 - denied with no determining policy (none applied): :class:`Abstain`.
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Unpack
@@ -203,7 +204,9 @@ class CedarPolicy(PolicyBase):
             ) from None
         result = self.module.is_authorized(request, self._policies, entities)
         diagnostics = result.diagnostics
-        reasons = list(diagnostics.reasons)
+        # In the order they are written: Cedar hands them in an order of its own, which
+        # differs from one process to the next, and the first ask: policy sets the terms.
+        reasons = sorted(diagnostics.reasons, key=_written)
         errors = "; ".join(str(error) for error in diagnostics.errors)
         if not reasons and errors:
             raise PolicyFailed(
@@ -336,7 +339,8 @@ def _ask_problem(note: dict[str, str]) -> str | None:
 
 
 def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
-    """An ask on the terms the ``ask:`` policies' annotations name (the first that does)."""
+    """An ask on the terms the ``ask:`` policies' annotations name (the first written that
+    names each)."""
     approvers: list[str] | None = None
     quorum: int | None = None
     timeout: float | None = None
@@ -349,6 +353,16 @@ def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
             timeout = float(note["timeout"])
     return Ask(approvers=approvers, quorum=quorum, timeout=timeout, reason=reason)
 
+
+def _written(policy_id: str) -> tuple[int, str]:
+    """Where the policy ``policy_id`` is written in the policy set's text: Cedar numbers
+    them in that order (``policy0``, ``policy1``, ...)."""
+    found = _POLICY_ID.fullmatch(policy_id)
+    return (int(found.group(1)) if found is not None else sys.maxsize, policy_id)
+
+
+_POLICY_ID = re.compile(r"policy(\d+)")
+"""How Cedar names the policies of a set parsed from text."""
 
 _ERRED = re.compile(r"error while evaluating policy `([^`]*)`")
 """How cedarpy names the policy whose evaluation erred."""
