@@ -11,8 +11,10 @@ from a2a.client.errors import A2AClientError
 from a2a.types import TaskState
 from a2a.utils.errors import InvalidRequestError
 from a2a_world import BASE, SECRET, World, ask
+from starlette.middleware.cors import CORSMiddleware
 from tests.streamed_body import StreamedBody
 
+from roomkit.adapters.a2a import A2AGate
 from roomkit.auth.gate import MISSING
 from roomkit.desk.auth import token_entry
 from roomkit.desk.tokens import issue_token, token_claims
@@ -205,6 +207,24 @@ async def test_the_sdks_routes_under_the_cards_folder_still_want_a_token(
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer realm="roomkit"'
     assert world.provider.calls == []
+
+
+async def test_an_app_wrapped_in_middleware_is_gated_by_the_routes_it_wraps() -> None:
+    """``CORSMiddleware(app)`` has no routes of its own: every path under ``/.well-known/``
+    was served without a token, and the SDK made a task for a caller nobody knew."""
+    world = World([AIResponse(content="Never.")])
+    wrapped = A2AGate(
+        CORSMiddleware(world.app.routes, allow_origins=["*"]),
+        handler=world.handler,
+        secret=SECRET,
+    )
+    body = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Hi"}]}}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=wrapped), base_url=BASE) as http:
+        sent = await http.post("/.well-known/message:send", json=body, headers=HEADERS)
+        card = await http.get("/.well-known/agent-card.json")
+    assert sent.status_code == 401
+    assert sent.headers["www-authenticate"] == 'Bearer realm="roomkit"'
+    assert card.status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -79,13 +79,31 @@ def route_of(app: Any, scope: Scope) -> Routed:
     that match would answer a method a route of the path does not take with a 404: a mount
     that takes the path (the SDK's ``/{tenant}``) but holds no route for it, or a route whose
     parameter takes a path a more specific route names (``GET /tasks/{id}`` reading
-    ``/tasks/t1:cancel`` as task ``t1:cancel``). Those are the methods' 405. An app without
-    routes has no JSON-RPC route, takes every method, and serves its paths under
+    ``/tasks/t1:cancel`` as task ``t1:cancel``). Those are the methods' 405. An app wrapped
+    in middleware (``CORSMiddleware(app)``) is read through to the routes it wraps; one
+    without routes has no JSON-RPC route, takes every method, and serves its paths under
     :data:`PUBLIC_PREFIX` to anyone."""
-    routes = getattr(app, "routes", None)
+    routes = _routes(app)
     if routes is None:
         return Routed(public=str(scope.get("path", "")).startswith(PUBLIC_PREFIX))
     return _matched(routes, scope, "")
+
+
+def _routes(app: Any) -> Iterable[Any] | None:
+    """The routes of ``app``, or of the app its middleware wraps (each keeps it as ``app``,
+    as Starlette's do); ``None`` when none has routes."""
+    for _ in range(_WRAPPERS):
+        routes: Iterable[Any] | None = getattr(app, "routes", None)
+        if routes is not None:
+            return routes
+        app = getattr(app, "app", None)
+        if app is None:
+            break
+    return None
+
+
+_WRAPPERS = 64
+"""The most middleware read through to find the routes."""
 
 
 def _matched(routes: Iterable[Any], scope: Scope, declared: str) -> Routed:

@@ -60,7 +60,8 @@ class A2AGate:
     405 (``text/plain``, with ``Allow``) here, its body unread.
 
     Args:
-        app: the A2A routes (a Starlette or FastAPI app).
+        app: the A2A routes (a Starlette or FastAPI app, or one wrapped in middleware,
+            whose routes are read through it).
         handler: the handler whose store's ledger holds the revoked tokens.
         auth: turns bearer tokens into principals, as the desk's option of that name.
         secret: the desk's secret (else ``ROOMKIT_DESK_SECRET``, else the key file), as
