@@ -60,3 +60,33 @@ async def test_an_escalation_worked_out_again_adds_the_same_manager(tmp_path: Pa
             assert await handler.aresolve(request.pending_id, "merged", by="bob")
             assert await asking == "merged"
         assert ("question_escalated", "carol") not in first.seen() + second.seen()
+
+
+# Another notifier takes the escalation's step as soon as this one claims it.
+STOLEN = (
+    "CREATE TRIGGER stolen AFTER UPDATE OF owner ON roomkit_outbox "
+    "WHEN NEW.item_id LIKE '%.escalate%' AND NEW.owner IS NOT NULL AND NEW.owner != 'other' "
+    "BEGIN UPDATE roomkit_outbox SET owner = 'other' WHERE item_id = NEW.item_id; END"
+)
+
+
+async def test_an_escalation_whose_step_another_notifier_took_adds_nobody(tmp_path: Path) -> None:
+    """Its receipt could not be kept: the notifier holding the step now works it out from
+    the request as it stands, and would go a level further past whom this one added."""
+    path = tmp_path / "kit.db"
+    async with SQLiteStore(path) as store:
+        handler = HumanInputHandler(store=store)
+        ladder = Ladder(escalate(after=0.05, to="manager"))
+        human = HumanInputToolHandler({"ask"}, timeout=60, handler=handler, ladder=ladder)
+        call = HumanInputCall("room", "agent", ChannelType.AI, "tc-1", "alice")
+        await store.outbox.purge(0.0)
+        await asyncio.to_thread(change, path, STOLEN)
+        asking = asyncio.create_task(human.ask("ask", {"question": "Merge?"}, call=call))
+        recorder = Recorder()
+        async with Notifier(handler, [recorder], directory=PEOPLE, poll=0.05):
+            await recorder.wait_until(lambda seen: ("question_escalated", "alice") in seen)
+            [request] = await handler.list_pending()
+            assert request.approvers == ()  # nobody added: still asked of alice alone
+            assert await handler.aresolve(request.pending_id, "merged", by="alice")
+            assert await asking == "merged"
+        assert ("question_escalated", "bob") not in recorder.seen()

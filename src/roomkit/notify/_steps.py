@@ -310,11 +310,13 @@ class Planner:
         new = [actor for actor in dict.fromkeys(wanted) if actor not in current]
         add = getattr(self.handler, "add_approvers", None)
         if new and add is not None:
-            if earlier is None:
-                # Kept with the step before anyone is added: they are its first run's choice.
-                await self.outbox.renew(
-                    item.item_id, self.owner, item.due, receipt={_ESCALATING: new}
-                )
+            # Kept with the step before anyone is added: they are its first run's choice. A
+            # lease lost meanwhile leaves the step to the notifier holding it now, which
+            # works it out from the request as it stands: adding here would go a level further.
+            if earlier is None and not await self.outbox.renew(
+                item.item_id, self.owner, item.due, receipt={_ESCALATING: new}
+            ):
+                return []
             try:
                 await add(request.pending_id, new, surface="ladder")
             except ValueError as error:
