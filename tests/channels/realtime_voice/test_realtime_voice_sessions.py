@@ -13,6 +13,7 @@ from tests.channels.realtime_harness import (
     ASK,
     LOOKUP,
     SLOW,
+    attach,
     body,
     lookup_handler,
     new_human,
@@ -132,6 +133,54 @@ async def test_a_provider_that_fails_to_connect_leaves_no_session() -> None:
         await voice.start_session("r1", "alice", "alice-phone")
     assert voice.sessions == []
     assert transport.connections == {}
+    await kit.close()
+
+
+async def test_a_caller_hanging_up_while_accepted_leaves_no_session() -> None:
+    class HangsUpAtOnce(MockRealtimeTransport):
+        async def accept(self, session: RealtimeSession, connection: Any) -> None:
+            await super().accept(session, connection)
+            await self.simulate_client_disconnect(session)
+
+    kit = RoomKit()
+    provider = MockRealtimeProvider()
+    voice = channel(provider=provider, transport=HangsUpAtOnce())
+    await attach(kit, voice)
+
+    session = await voice.start_session("r1", "alice", "alice-phone")
+    assert session.state is RealtimeSessionState.ENDED
+    assert voice.sessions == []
+    assert provider.sessions == {}
+    await kit.close()
+
+
+async def test_a_caller_hanging_up_while_the_model_connects_leaves_it_disconnected() -> None:
+    class SlowToConnect(MockRealtimeProvider):
+        def __init__(self) -> None:
+            super().__init__()
+            self.connecting = asyncio.Event()
+            self.go_on = asyncio.Event()
+
+        async def connect(self, session: RealtimeSession, **options: Any) -> None:
+            self.connecting.set()
+            await self.go_on.wait()
+            await super().connect(session, **options)
+
+    kit = RoomKit()
+    provider, transport = SlowToConnect(), MockRealtimeTransport()
+    voice = channel(provider=provider, transport=transport)
+    await attach(kit, voice)
+
+    starting = asyncio.create_task(voice.start_session("r1", "alice", "alice-phone"))
+    await provider.connecting.wait()
+    [accepted] = [call.args["session"] for call in transport.calls if call.method == "accept"]
+    await transport.simulate_client_disconnect(accepted)
+    provider.go_on.set()
+    session = await starting
+
+    assert session.state is RealtimeSessionState.ENDED
+    assert voice.sessions == []
+    assert provider.sessions == {}
     await kit.close()
 
 

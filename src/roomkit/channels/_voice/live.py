@@ -85,8 +85,15 @@ class LiveSession:
 
     async def connect(self, provider: RealtimeProvider, system_prompt: str | None) -> None:
         """Open the model's side of the session on ``provider``, declaring the session's
-        tools; the session turns active unless the model was lost while connecting."""
+        tools; the session turns active unless the model was lost while connecting.
+
+        A session ended before or while it connects (the caller hung up) is not connected,
+        or is disconnected from ``provider`` again: its ending could not reach a connection
+        that was still being opened.
+        """
         session = self.session
+        if self.ending is not None:
+            return
         await provider.connect(
             session,
             system_prompt=system_prompt,
@@ -97,6 +104,8 @@ class LiveSession:
         )
         if self.open:
             session.state = RealtimeSessionState.ACTIVE
+        elif session.state in (RealtimeSessionState.ENDING, RealtimeSessionState.ENDED):
+            await _disconnect(session, provider)
 
     async def finish(self, hint: str, *sides: RealtimeProvider | RealtimeTransport) -> None:
         """End the session: cut its open calls (their requests are withdrawn, nothing more is
@@ -106,10 +115,7 @@ class LiveSession:
         session.state = RealtimeSessionState.ENDING
         await self.cut_calls(None, hint)
         for side in sides:
-            try:
-                await side.disconnect(session)
-            except Exception:
-                logger.exception("Could not disconnect session %s from %r", session.id, side)
+            await _disconnect(session, side)
         session.state = RealtimeSessionState.ENDED
 
     async def _model_lost(self, session: RealtimeSession, reason: str) -> None:
@@ -138,3 +144,10 @@ class LiveSession:
             tasks.append(task)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _disconnect(session: RealtimeSession, side: RealtimeProvider | RealtimeTransport) -> None:
+    try:
+        await side.disconnect(session)
+    except Exception:
+        logger.exception("Could not disconnect session %s from %r", session.id, side)

@@ -134,7 +134,8 @@ class RealtimeVoiceChannel(ToolChannel):
 
         The caller joins the room's roster and is the actor of every call the session makes.
         The session runs until :meth:`end_session`, the caller's disconnection, or
-        :meth:`close`.
+        :meth:`close`; a caller who hangs up while it starts gets it back already ended,
+        disconnected from both sides.
 
         Raises:
             ChannelNotRegisteredError: the channel is not registered.
@@ -153,9 +154,10 @@ class RealtimeVoiceChannel(ToolChannel):
         self.warn_unoffered(tools)
         session = RealtimeSession.new(room_id, participant_id, self.channel_id, metadata)
         live = LiveSession(session, room, tools)
-        await self.transport.accept(session, connection)
+        # Listed before the caller is accepted, so that a hang-up from then on ends it.
         self._sessions[session.id] = live
         try:
+            await self.transport.accept(session, connection)
             await live.connect(self.provider, self.system_prompt)
         except BaseException:
             self._sessions.pop(session.id, None)
