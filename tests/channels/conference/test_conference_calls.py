@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -12,13 +13,26 @@ from tests.channels.realtime_harness import (
     ASK,
     LOOKUP,
     SLOW,
+    attach,
     body,
     lookup_handler,
     never_answers,
+    new_human,
 )
 
-from roomkit import AITool, ChannelType, HumanInputToolHandler
+from roomkit import (
+    AITool,
+    ChannelType,
+    HookTrigger,
+    HumanInputToolHandler,
+    PendingInputEvent,
+    RoomKit,
+)
+from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
+from roomkit.conference.mock import MockConferenceBackend
 from roomkit.testing import advance
+from roomkit.voice.realtime.base import RealtimeSession
+from roomkit.voice.realtime.mock import MockRealtimeProvider
 
 CONFERENCE = ChannelType.CONFERENCE
 
@@ -315,3 +329,68 @@ async def test_host_and_human_calls_run_side_by_side(make: MakeConference) -> No
     event = await h.questions.get()
     h.resolve(event)
     assert await h.provider.wait_for_tool_result("call-1") == ANSWER
+
+
+class SlowToConnect(MockRealtimeProvider):
+    """A model whose connection opens only once the test lets it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connecting = asyncio.Event()
+        self.go_on = asyncio.Event()
+
+    async def connect(self, session: RealtimeSession, **options: Any) -> None:
+        self.connecting.set()
+        await self.go_on.wait()
+        await super().connect(session, **options)
+
+
+async def slow_conference(kit: RoomKit) -> tuple[ConferenceChannel, SlowToConnect]:
+    """A conference channel in room ``r1`` whose model is slow to connect; alice is there."""
+    provider = SlowToConnect()
+    backend = MockConferenceBackend()
+    config = ConferenceRealtimeConfig(provider, human_input_handler=new_human())
+    conference = ConferenceChannel("conf", backend=backend, realtime=config)
+    await attach(kit, conference)
+    await conference.join("r1")
+    await backend.simulate_participant_joined("r1", "alice")
+    await backend.simulate_track_published("r1", "alice")
+    return conference, provider
+
+
+async def test_a_participant_who_left_while_the_session_started_is_not_asked() -> None:
+    kit = RoomKit()
+    questions: asyncio.Queue[PendingInputEvent] = asyncio.Queue()
+
+    @kit.hook(HookTrigger.ON_USER_INPUT_REQUIRED)
+    async def record(event: PendingInputEvent, ctx: Any) -> None:
+        questions.put_nowait(event)
+
+    conference, provider = await slow_conference(kit)
+    backend = conference.backend
+    assert isinstance(backend, MockConferenceBackend)
+    speaking = asyncio.create_task(backend.simulate_audio("r1", "alice", b"\x00\x01"))
+    await provider.connecting.wait()
+    await backend.simulate_participant_left("r1", "alice")
+    provider.go_on.set()
+    assert await speaking
+
+    session = conference.realtime_session("r1")
+    assert session is not None
+    await provider.simulate_tool_call(session, "call-1", "Ask", {"question": "Color?"})
+    assert (await questions.get()).actor_id is None
+    await kit.close()
+
+
+async def test_a_session_unplugged_while_its_model_connects_is_disconnected() -> None:
+    kit = RoomKit()
+    conference, provider = await slow_conference(kit)
+    starting = asyncio.create_task(conference.start_realtime("r1"))
+    await provider.connecting.wait()
+    await conference.unplug_realtime()
+    provider.go_on.set()
+    await starting
+
+    assert provider.sessions == {}
+    assert conference.sessions == []
+    await kit.close()

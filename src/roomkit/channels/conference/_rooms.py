@@ -31,6 +31,9 @@ class ConferenceRoom:
     """The plugged config the session was started under."""
     speaker: str | None = None
     """The participant whose audio reached the session last, while they are still there."""
+    left: set[str] = field(default_factory=set)
+    """The participants who left the conference and have not come back: audio of theirs
+    that arrives late makes none of them the speaker."""
     starting: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held while the room's session starts."""
 

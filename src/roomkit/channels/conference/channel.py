@@ -275,9 +275,10 @@ class ConferenceChannel(Channel):
 
     async def _heard(self, room: ConferenceRoom, participant_id: str) -> None:
         """A participant's audio reached ``room``: start its session, and make its calls
-        theirs."""
+        theirs, unless they left meanwhile (their audio arrived late, or the session was
+        still starting when they went)."""
         plugged = self._plugged
-        if plugged is None or self.closing:
+        if plugged is None or self.closing or participant_id in room.left:
             return
         if not (room.open and room.plugged is plugged):
             try:
@@ -285,7 +286,8 @@ class ConferenceChannel(Channel):
             except Exception:
                 logger.exception("Could not start the realtime session of room %s", room.room_id)
                 return
-        room.speaker = participant_id
+        if participant_id not in room.left:
+            room.speaker = participant_id
 
     # -- closing -----------------------------------------------------------------------------
 
