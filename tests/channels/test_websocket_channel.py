@@ -141,3 +141,19 @@ async def test_a_connection_registered_again_during_a_failing_send_is_kept() -> 
     await ws.deliver(event(body="two"))
 
     assert replacement.received == [("c1", "two")]
+
+
+async def test_an_old_client_going_away_leaves_a_newer_one_of_the_same_id() -> None:
+    ws = WebSocketChannel("ws")
+    old_tab, new_tab = Inbox(), Inbox()
+    ws.register_connection("alice", old_tab, room_id="r1")
+    ws.register_connection("alice", new_tab, room_id="r1")  # reconnected before the old closed
+
+    ws.unregister_connection("alice", send_fn=old_tab)
+    await ws.deliver(event(body="one"))
+    ws.unregister_connection("alice", send_fn=new_tab)
+    await ws.deliver(event(body="two"))
+
+    assert old_tab.received == []
+    assert new_tab.received == [("alice", "one")]
+    assert ws.connections("r1") == []

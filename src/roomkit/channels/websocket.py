@@ -45,9 +45,18 @@ class WebSocketChannel(TransportChannel):
             )
         self._connections[connection_id] = (room_id, send_fn)
 
-    def unregister_connection(self, connection_id: str) -> None:
-        """Stop delivering to ``connection_id``."""
-        self._connections.pop(connection_id, None)
+    def unregister_connection(self, connection_id: str, *, send_fn: SendFn | None = None) -> None:
+        """Stop delivering to ``connection_id``.
+
+        Args:
+            connection_id: the connection.
+            send_fn: unregister it only while ``send_fn`` is the function registered for
+                it: a client going away then leaves alone a newer client registered under the
+                same id (the same person reconnecting before the old socket closed).
+        """
+        registered = self._connections.get(connection_id)
+        if registered is not None and (send_fn is None or registered[1] is send_fn):
+            del self._connections[connection_id]
 
     def connections(self, room_id: str) -> list[str]:
         """The ids of the connections registered for ``room_id``."""
