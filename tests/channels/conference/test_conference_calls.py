@@ -31,7 +31,7 @@ from roomkit import (
 from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
 from roomkit.conference.mock import MockConferenceBackend
 from roomkit.testing import advance
-from roomkit.voice.realtime.base import RealtimeSession
+from roomkit.voice.realtime.base import RealtimeSession, RealtimeSessionState
 from roomkit.voice.realtime.mock import MockRealtimeProvider
 
 CONFERENCE = ChannelType.CONFERENCE
@@ -392,5 +392,32 @@ async def test_a_session_unplugged_while_its_model_connects_is_disconnected() ->
     await starting
 
     assert provider.sessions == {}
+    assert conference.sessions == []
+    await kit.close()
+
+
+async def test_a_session_unplugged_while_its_connect_fails_for_it_is_returned_ended() -> None:
+    class FailsWhenDisconnected(SlowToConnect):
+        async def connect(self, session: RealtimeSession, **options: Any) -> None:
+            self.connecting.set()
+            await self.go_on.wait()
+            raise ConnectionError("closed before the session opened")
+
+        async def disconnect(self, session: RealtimeSession) -> None:
+            await super().disconnect(session)
+            self.go_on.set()
+
+    kit = RoomKit()
+    provider = FailsWhenDisconnected()
+    config = ConferenceRealtimeConfig(provider, human_input_handler=new_human())
+    conference = ConferenceChannel("conf", backend=MockConferenceBackend(), realtime=config)
+    await attach(kit, conference)
+    starting = asyncio.create_task(conference.start_realtime("r1"))
+    await provider.connecting.wait()
+
+    await conference.unplug_realtime()
+
+    session = await starting
+    assert session.state is RealtimeSessionState.ENDED
     assert conference.sessions == []
     await kit.close()

@@ -6,18 +6,26 @@ ON_USER_INPUT_REQUIRED; the answer goes back as the API's events.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from fake_openai_realtime import FakeOpenAIRealtime
 from openai_realtime_harness import ANSWER, ASK, LOOKUP, VoiceOnOpenAI, outputs, text_of
 from openai_realtime_shapes import check_client_event, check_server_event
 from pydantic import ValidationError
+from tests.channels.realtime_harness import attach
 
+from roomkit import RoomKit
+from roomkit.channels.realtime_voice import RealtimeVoiceChannel
 from roomkit.core.exceptions import ProviderTimeoutError
 from roomkit.models.enums import ChannelType
+from roomkit.voice.realtime.base import RealtimeSessionState
+from roomkit.voice.realtime.mock import MockRealtimeTransport
+from roomkit.voice.realtime.openai import OpenAIRealtimeProvider
 
 
 async def test_the_session_declares_the_instructions_and_every_tool(h: VoiceOnOpenAI) -> None:
@@ -260,3 +268,25 @@ def test_the_shape_check_refuses_what_the_api_does_not_define(
 ) -> None:
     with pytest.raises((ValidationError, AssertionError)):
         check(event)
+
+
+async def test_a_caller_hanging_up_while_the_session_opens_gets_it_ended(
+    fake: FakeOpenAIRealtime, provider: OpenAIRealtimeProvider
+) -> None:
+    fake.ignore_session_update = True
+    transport = MockRealtimeTransport()
+    kit = RoomKit()
+    voice = RealtimeVoiceChannel("voice", provider=provider, transport=transport)
+    await attach(kit, voice)
+    starting = asyncio.create_task(voice.start_session("r1", "alice", "alice-phone"))
+    api = await fake.connection()
+    await api.wait_for("session.update")
+
+    [session] = [call.args["session"] for call in transport.calls if call.method == "accept"]
+    await transport.simulate_client_disconnect(session)
+
+    assert (await starting) is session
+    assert session.state is RealtimeSessionState.ENDED
+    assert voice.sessions == []
+    await api.closed.wait()
+    await kit.close()

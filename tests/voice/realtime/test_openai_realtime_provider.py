@@ -315,6 +315,22 @@ async def test_disconnect_closes_the_socket_once_and_reports_no_loss(
         await provider.submit_tool_result(session, "call_1", "{}")
 
 
+async def test_a_disconnect_while_connecting_fails_the_connect_with_a_provider_error(
+    fake: FakeOpenAIRealtime, provider: OpenAIRealtimeProvider
+) -> None:
+    fake.ignore_session_update = True
+    session = new_session()
+    connecting = asyncio.create_task(provider.connect(session))
+    api = await fake.connection()
+    await api.wait_for("session.update")
+
+    await provider.disconnect(session)
+
+    with pytest.raises(ProviderTimeoutError, match="closed before the session opened"):
+        await connecting
+    await api.closed.wait()
+
+
 async def test_a_dropped_connection_is_reported_lost_and_takes_nothing_more(
     provider: OpenAIRealtimeProvider, connected: tuple[RealtimeSession, FakeConnection]
 ) -> None:

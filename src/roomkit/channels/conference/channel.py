@@ -158,7 +158,8 @@ class ConferenceChannel(Channel):
         """Start the realtime session of ``room_id``, or return the one running.
 
         A participant speaking starts it too. Until someone speaks, its calls are for nobody
-        (``actor_id`` is ``None``).
+        (``actor_id`` is ``None``). A session ended while it starts (unplugged, detached) is
+        returned ended.
 
         Raises:
             ChannelStateError: no realtime config is plugged.
@@ -187,7 +188,13 @@ class ConferenceChannel(Channel):
             plugged.rooms[session.id] = room
             try:
                 await live.connect(plugged.provider, plugged.config.system_prompt)
-            except BaseException:
+            except BaseException as exc:
+                if room.live is not live:
+                    # Ended while it started (unplugged, detached, closed): the failure was
+                    # the ending's doing.
+                    if isinstance(exc, Exception):
+                        return session
+                    raise
                 await self._end(room, SESSION_ENDED)
                 raise
             return session

@@ -159,8 +159,13 @@ class RealtimeVoiceChannel(ToolChannel):
         try:
             await self.transport.accept(session, connection)
             await live.connect(self.provider, self.system_prompt)
-        except BaseException:
-            self._sessions.pop(session.id, None)
+        except BaseException as exc:
+            if self._sessions.pop(session.id, None) is not live:
+                # Ended while it started (the caller hung up, the channel closed): the ending
+                # hung up both sides, and the failure was its doing.
+                if isinstance(exc, Exception):
+                    return session
+                raise
             await live.finish(SESSION_ENDED, self.provider, self.transport)
             raise
         return session

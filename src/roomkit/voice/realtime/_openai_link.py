@@ -83,9 +83,17 @@ class Link:
         except Exception:
             logger.debug("Closing the socket of %s failed", self, exc_info=True)
         if not self.ready.done():
-            self.ready.cancel()
-        elif not self.ready.cancelled():
-            self.ready.exception()  # a failed opening was already raised by connect()
+            # Closed while connect() still waits (the session was ended meanwhile): it fails
+            # with a provider error, never a CancelledError its caller did not ask for.
+            self.ready.set_exception(
+                ProviderTimeoutError(
+                    f"The connection of {self} to the OpenAI Realtime API was closed before "
+                    "the session opened",
+                    provider=events.PROVIDER,
+                )
+            )
+        if not self.ready.cancelled():
+            self.ready.exception()  # raised by connect(), if it still waits
 
     # -- the session's life -----------------------------------------------------------------
 
