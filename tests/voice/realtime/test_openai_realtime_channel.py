@@ -115,6 +115,21 @@ async def test_arguments_that_are_not_json_are_refused_and_the_model_reads_why(
     assert (await h.report("lookup")).outcome == "refused"
 
 
+async def test_arguments_nested_past_the_parser_are_refused_and_the_model_reads_why(
+    h: VoiceOnOpenAI,
+) -> None:
+    deep = '{"key": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    await h.api.push_function_call("call_6", "lookup", deep)
+
+    await h.api.wait_for("response.create")
+    [output] = outputs(h.api)
+    assert output["call_id"] == "call_6"
+    assert json.loads(output["output"]) == {
+        "error": "Invalid arguments for 'lookup': expected an object of arguments, got str"
+    }
+    assert (await h.report("lookup")).outcome == "refused"
+
+
 async def test_calls_made_together_ask_for_one_response_after_the_last_result(
     h: VoiceOnOpenAI,
 ) -> None:

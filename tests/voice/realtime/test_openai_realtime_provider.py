@@ -197,6 +197,23 @@ async def test_transcripts_reach_the_listeners_under_both_event_names(
     ]
 
 
+async def test_an_event_nested_past_the_parser_is_skipped_and_the_next_ones_are_read(
+    provider: OpenAIRealtimeProvider, connected: tuple[RealtimeSession, FakeConnection]
+) -> None:
+    _, api = connected
+    heard: asyncio.Queue[str] = asyncio.Queue()
+
+    async def listen(s: RealtimeSession, text: str, role: str, final: bool) -> None:
+        if final:
+            heard.put_nowait(text)
+
+    provider.on_transcription(listen)
+    await api.socket.send('{"type": "error", "error": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    await api.push_assistant_transcript("Still here.")
+
+    assert await heard.get() == "Still here."
+
+
 async def test_a_function_call_reaches_the_listeners_once_with_parsed_arguments(
     provider: OpenAIRealtimeProvider, connected: tuple[RealtimeSession, FakeConnection]
 ) -> None:

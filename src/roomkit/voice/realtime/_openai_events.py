@@ -146,10 +146,11 @@ def audio_append(chunk: bytes) -> InputAudioBufferAppendEventParam:
 
 
 def decode(message: str | bytes) -> dict[str, Any] | None:
-    """The server event in ``message``; ``None`` when it is not a JSON object."""
+    """The server event in ``message``; ``None`` when it is not a JSON object (or nests
+    deeper than the parser goes)."""
     try:
         event = json.loads(message)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return event if isinstance(event, dict) else None
 
@@ -157,9 +158,10 @@ def decode(message: str | bytes) -> dict[str, Any] | None:
 def parse_arguments(arguments: object) -> Any:
     """A function call's arguments, parsed from their JSON text.
 
-    No text (or an empty one) is no arguments. Text that is not JSON is returned as it came,
-    and JSON that is not an object is returned parsed: the channel validates every call, so
-    either is refused there with a message the model can act on.
+    No text (or an empty one) is no arguments. Text that is not JSON (nesting deeper than
+    the parser goes included) is returned as it came, and JSON that is not an object is
+    returned parsed: the channel validates every call, so either is refused there with a
+    message the model can act on.
     """
     if arguments is None or arguments == "":
         return {}
@@ -167,7 +169,7 @@ def parse_arguments(arguments: object) -> Any:
         return arguments
     try:
         return json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         return arguments
 
 
