@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from tests.channels.conference.conference_harness import MakeConference
-from tests.channels.realtime_harness import ANSWER, body
+from tests.channels.realtime_harness import ANSWER, attach, body, new_human
 
-from roomkit.channels.conference import ConferenceRealtimeConfig
-from roomkit.voice.realtime.base import RealtimeSessionState
+from roomkit import RoomKit
+from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
+from roomkit.conference.mock import MockConferenceBackend
+from roomkit.voice.realtime.base import RealtimeSession, RealtimeSessionState
 from roomkit.voice.realtime.mock import MockRealtimeProvider
 
 
@@ -165,3 +169,37 @@ async def test_leaving_the_conference_ends_the_room_session(make: MakeConference
     assert h.backend.joined == set()
     assert h.conference.conferences == {}
     assert h.provider.tool_results == []
+
+
+async def test_speech_while_leaving_starts_no_session_after_the_leave() -> None:
+    class SlowToHangUp(MockRealtimeProvider):
+        def __init__(self) -> None:
+            super().__init__()
+            self.hanging_up = asyncio.Event()
+            self.go_on = asyncio.Event()
+
+        async def disconnect(self, session: RealtimeSession) -> None:
+            self.hanging_up.set()
+            await self.go_on.wait()
+            await super().disconnect(session)
+
+    kit = RoomKit()
+    provider, backend = SlowToHangUp(), MockConferenceBackend()
+    config = ConferenceRealtimeConfig(provider, human_input_handler=new_human())
+    conference = ConferenceChannel("conf", backend=backend, realtime=config)
+    await attach(kit, conference)
+    await conference.join("r1")
+    await backend.simulate_participant_joined("r1", "alice")
+    await backend.simulate_track_published("r1", "alice")
+    await backend.simulate_audio("r1", "alice", b"\x00\x01")
+
+    leaving = asyncio.create_task(conference.leave("r1"))
+    await provider.hanging_up.wait()
+    await backend.simulate_audio("r1", "alice", b"\x00\x01")  # still speaking as it leaves
+    provider.go_on.set()
+    await leaving
+
+    assert conference.realtime_session("r1") is None
+    assert conference.sessions == []
+    assert [c.method for c in provider.calls] == ["connect", "disconnect"]
+    await kit.close()

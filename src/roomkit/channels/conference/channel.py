@@ -260,13 +260,16 @@ class ConferenceChannel(Channel):
 
         Raises:
             Exception: whatever the back end's ``leave`` raised (the channel has stopped
-                following the conference all the same).
+                following the conference, and the session is ended, all the same).
         """
         room = self._rooms.get(room_id)
         if room is None or room.conference_id is None:
             return
-        await self._end(room, SESSION_ENDED)
-        await self._follower.leave(room)
+        try:
+            # Unfollowed first: speech heard while the session ends starts no new one.
+            await self._follower.leave(room)
+        finally:
+            await self._end(room, SESSION_ENDED)
 
     async def on_detach(self, room_id: str) -> None:
         """The channel is detached from ``room_id``: end the room's session (its requests are
