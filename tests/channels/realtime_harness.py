@@ -28,12 +28,15 @@ from roomkit import (
     ToolCallEvent,
 )
 from roomkit.channels.base import Channel
+from roomkit.voice.realtime.base import RealtimeSession
+from roomkit.voice.realtime.mock import MockRealtimeProvider
 
 __all__ = [
     "ANSWER",
     "ASK",
     "LOOKUP",
     "SLOW",
+    "SlowToConnect",
     "Watched",
     "attach",
     "body",
@@ -64,6 +67,22 @@ async def lookup_handler(name: str, arguments: dict[str, Any]) -> str:
     if name == "lookup":
         return json.dumps({"value": 42, "key": arguments.get("key")})
     return await never_answers(name, arguments)
+
+
+class SlowToConnect(MockRealtimeProvider):
+    """A mock model whose connection opens only once the test sets :attr:`go_on`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connecting = asyncio.Event()
+        """Set once a connection started opening."""
+        self.go_on = asyncio.Event()
+        """Lets the connections open."""
+
+    async def connect(self, session: RealtimeSession, **options: Any) -> None:
+        self.connecting.set()
+        await self.go_on.wait()
+        await super().connect(session, **options)
 
 
 async def attach(kit: RoomKit, channel: Channel, room_id: str = "r1") -> None:

@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from tests.channels.realtime_harness import Watched, attach, harnesses
+from tests.channels.realtime_harness import Watched, attach, harnesses, new_human
 
 from roomkit import HumanInputToolHandler, RoomKit
 from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
@@ -21,7 +21,7 @@ from roomkit.conference.mock import MockConferenceBackend
 from roomkit.voice.realtime.base import RealtimeSession
 from roomkit.voice.realtime.mock import MockRealtimeProvider
 
-__all__ = ["ConferenceHarness", "MakeConference", "conference_kits"]
+__all__ = ["ConferenceHarness", "MakeConference", "alice_in_conference", "conference_kits"]
 
 
 @dataclass
@@ -72,3 +72,18 @@ async def _conference(
 def conference_kits() -> AbstractAsyncContextManager[MakeConference]:
     """Yield a builder of harnesses; every kit it built is closed on the way out."""
     return harnesses(_conference)
+
+
+async def alice_in_conference(
+    kit: RoomKit, provider: MockRealtimeProvider
+) -> tuple[ConferenceChannel, MockConferenceBackend]:
+    """A conference channel ``conf`` on ``provider``, in room ``r1`` and its conference,
+    where alice is with a published track (she has not spoken yet)."""
+    backend = MockConferenceBackend()
+    config = ConferenceRealtimeConfig(provider, human_input_handler=new_human())
+    conference = ConferenceChannel("conf", backend=backend, realtime=config)
+    await attach(kit, conference)
+    await conference.join("r1")
+    await backend.simulate_participant_joined("r1", "alice")
+    await backend.simulate_track_published("r1", "alice")
+    return conference, backend

@@ -7,17 +7,16 @@ import logging
 from typing import Any
 
 import pytest
-from tests.channels.conference.conference_harness import MakeConference
+from tests.channels.conference.conference_harness import MakeConference, alice_in_conference
 from tests.channels.realtime_harness import (
     ANSWER,
     ASK,
     LOOKUP,
     SLOW,
-    attach,
+    SlowToConnect,
     body,
     lookup_handler,
     never_answers,
-    new_human,
 )
 
 from roomkit import (
@@ -28,11 +27,8 @@ from roomkit import (
     PendingInputEvent,
     RoomKit,
 )
-from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
-from roomkit.conference.mock import MockConferenceBackend
 from roomkit.testing import advance
 from roomkit.voice.realtime.base import RealtimeSession, RealtimeSessionState
-from roomkit.voice.realtime.mock import MockRealtimeProvider
 
 CONFERENCE = ChannelType.CONFERENCE
 
@@ -331,33 +327,6 @@ async def test_host_and_human_calls_run_side_by_side(make: MakeConference) -> No
     assert await h.provider.wait_for_tool_result("call-1") == ANSWER
 
 
-class SlowToConnect(MockRealtimeProvider):
-    """A model whose connection opens only once the test lets it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.connecting = asyncio.Event()
-        self.go_on = asyncio.Event()
-
-    async def connect(self, session: RealtimeSession, **options: Any) -> None:
-        self.connecting.set()
-        await self.go_on.wait()
-        await super().connect(session, **options)
-
-
-async def slow_conference(kit: RoomKit) -> tuple[ConferenceChannel, SlowToConnect]:
-    """A conference channel in room ``r1`` whose model is slow to connect; alice is there."""
-    provider = SlowToConnect()
-    backend = MockConferenceBackend()
-    config = ConferenceRealtimeConfig(provider, human_input_handler=new_human())
-    conference = ConferenceChannel("conf", backend=backend, realtime=config)
-    await attach(kit, conference)
-    await conference.join("r1")
-    await backend.simulate_participant_joined("r1", "alice")
-    await backend.simulate_track_published("r1", "alice")
-    return conference, provider
-
-
 async def test_a_participant_who_left_while_the_session_started_is_not_asked() -> None:
     kit = RoomKit()
     questions: asyncio.Queue[PendingInputEvent] = asyncio.Queue()
@@ -366,9 +335,8 @@ async def test_a_participant_who_left_while_the_session_started_is_not_asked() -
     async def record(event: PendingInputEvent, ctx: Any) -> None:
         questions.put_nowait(event)
 
-    conference, provider = await slow_conference(kit)
-    backend = conference.backend
-    assert isinstance(backend, MockConferenceBackend)
+    provider = SlowToConnect()
+    conference, backend = await alice_in_conference(kit, provider)
     speaking = asyncio.create_task(backend.simulate_audio("r1", "alice", b"\x00\x01"))
     await provider.connecting.wait()
     await backend.simulate_participant_left("r1", "alice")
@@ -382,42 +350,34 @@ async def test_a_participant_who_left_while_the_session_started_is_not_asked() -
     await kit.close()
 
 
-async def test_a_session_unplugged_while_its_model_connects_is_disconnected() -> None:
+class FailsWhenDisconnected(SlowToConnect):
+    """A model whose opening fails once the session is disconnected meanwhile."""
+
+    async def connect(self, session: RealtimeSession, **options: Any) -> None:
+        self.connecting.set()
+        await self.go_on.wait()
+        raise ConnectionError("closed before the session opened")
+
+    async def disconnect(self, session: RealtimeSession) -> None:
+        await super().disconnect(session)
+        self.go_on.set()
+
+
+@pytest.mark.parametrize("model", [SlowToConnect, FailsWhenDisconnected])
+async def test_a_session_unplugged_while_its_model_connects_is_returned_ended(
+    model: type[SlowToConnect],
+) -> None:
     kit = RoomKit()
-    conference, provider = await slow_conference(kit)
+    provider = model()
+    conference, _ = await alice_in_conference(kit, provider)
     starting = asyncio.create_task(conference.start_realtime("r1"))
     await provider.connecting.wait()
+
     await conference.unplug_realtime()
     provider.go_on.set()
-    await starting
-
-    assert provider.sessions == {}
-    assert conference.sessions == []
-    await kit.close()
-
-
-async def test_a_session_unplugged_while_its_connect_fails_for_it_is_returned_ended() -> None:
-    class FailsWhenDisconnected(SlowToConnect):
-        async def connect(self, session: RealtimeSession, **options: Any) -> None:
-            self.connecting.set()
-            await self.go_on.wait()
-            raise ConnectionError("closed before the session opened")
-
-        async def disconnect(self, session: RealtimeSession) -> None:
-            await super().disconnect(session)
-            self.go_on.set()
-
-    kit = RoomKit()
-    provider = FailsWhenDisconnected()
-    config = ConferenceRealtimeConfig(provider, human_input_handler=new_human())
-    conference = ConferenceChannel("conf", backend=MockConferenceBackend(), realtime=config)
-    await attach(kit, conference)
-    starting = asyncio.create_task(conference.start_realtime("r1"))
-    await provider.connecting.wait()
-
-    await conference.unplug_realtime()
 
     session = await starting
     assert session.state is RealtimeSessionState.ENDED
+    assert provider.sessions == {}
     assert conference.sessions == []
     await kit.close()

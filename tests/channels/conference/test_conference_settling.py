@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.channels.conference.conference_harness import MakeConference
-from tests.channels.realtime_harness import ANSWER, attach, body, new_human
+from tests.channels.conference.conference_harness import MakeConference, alice_in_conference
+from tests.channels.realtime_harness import ANSWER, body
 
 from roomkit import RoomKit
-from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
-from roomkit.conference.mock import MockConferenceBackend
+from roomkit.channels.conference import ConferenceRealtimeConfig
 from roomkit.voice.realtime.base import RealtimeSession, RealtimeSessionState
 from roomkit.voice.realtime.mock import MockRealtimeProvider
 
@@ -184,13 +183,8 @@ async def test_speech_while_leaving_starts_no_session_after_the_leave() -> None:
             await super().disconnect(session)
 
     kit = RoomKit()
-    provider, backend = SlowToHangUp(), MockConferenceBackend()
-    config = ConferenceRealtimeConfig(provider, human_input_handler=new_human())
-    conference = ConferenceChannel("conf", backend=backend, realtime=config)
-    await attach(kit, conference)
-    await conference.join("r1")
-    await backend.simulate_participant_joined("r1", "alice")
-    await backend.simulate_track_published("r1", "alice")
+    provider = SlowToHangUp()
+    conference, backend = await alice_in_conference(kit, provider)
     await backend.simulate_audio("r1", "alice", b"\x00\x01")
 
     leaving = asyncio.create_task(conference.leave("r1"))

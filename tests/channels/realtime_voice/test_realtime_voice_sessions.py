@@ -13,6 +13,7 @@ from tests.channels.realtime_harness import (
     ASK,
     LOOKUP,
     SLOW,
+    SlowToConnect,
     attach,
     body,
     lookup_handler,
@@ -155,17 +156,6 @@ async def test_a_caller_hanging_up_while_accepted_leaves_no_session() -> None:
 
 
 async def test_a_caller_hanging_up_while_the_model_connects_leaves_it_disconnected() -> None:
-    class SlowToConnect(MockRealtimeProvider):
-        def __init__(self) -> None:
-            super().__init__()
-            self.connecting = asyncio.Event()
-            self.go_on = asyncio.Event()
-
-        async def connect(self, session: RealtimeSession, **options: Any) -> None:
-            self.connecting.set()
-            await self.go_on.wait()
-            await super().connect(session, **options)
-
     kit = RoomKit()
     provider, transport = SlowToConnect(), MockRealtimeTransport()
     voice = channel(provider=provider, transport=transport)
