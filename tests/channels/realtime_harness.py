@@ -14,6 +14,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from tests.channels.ai_harness import ASK, LOOKUP, new_human
@@ -28,6 +29,7 @@ from roomkit import (
     ToolCallEvent,
 )
 from roomkit.channels.base import Channel
+from roomkit.stores.sqlite import SQLiteRoomStore
 from roomkit.voice.realtime.base import RealtimeSession
 from roomkit.voice.realtime.mock import MockRealtimeProvider
 
@@ -39,6 +41,7 @@ __all__ = [
     "SlowToConnect",
     "Watched",
     "attach",
+    "attached_on_sqlite",
     "body",
     "harnesses",
     "lookup_handler",
@@ -90,6 +93,20 @@ async def attach(kit: RoomKit, channel: Channel, room_id: str = "r1") -> None:
     kit.register_channel(channel)
     await kit.create_room(room_id)
     await kit.attach_channel(room_id, channel.channel_id)
+
+
+@asynccontextmanager
+async def attached_on_sqlite(channel: Channel, path: Path) -> AsyncIterator[RoomKit]:
+    """A kit whose rooms are in SQLite at ``path`` (its reads answer from a thread), with
+    ``channel`` in room ``r1``; closed, with its store, on the way out."""
+    rooms = SQLiteRoomStore(path)
+    kit = RoomKit(rooms)
+    try:
+        await attach(kit, channel)
+        yield kit
+    finally:
+        await kit.close()
+        await rooms.close()
 
 
 @dataclass

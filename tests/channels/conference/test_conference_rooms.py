@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 import pytest
 from tests.channels.conference.conference_harness import MakeConference
-from tests.channels.realtime_harness import new_human
+from tests.channels.realtime_harness import attached_on_sqlite, new_human
 
 from roomkit import RoomKit
 from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
 from roomkit.conference.mock import MockConferenceBackend
+from roomkit.core.exceptions import ChannelClosedError
 from roomkit.models.room import FrameworkEvent
 from roomkit.voice.realtime.mock import MockRealtimeProvider
 
@@ -182,3 +184,18 @@ async def test_a_config_plugged_before_registration_is_routed_on_registration() 
 def test_the_backend_must_be_a_conference_backend() -> None:
     with pytest.raises(TypeError, match="ConferenceBackend"):
         ConferenceChannel("conf", backend=object())  # type: ignore[arg-type]
+
+
+async def test_a_channel_closed_while_joining_reads_the_room_joins_nothing(
+    tmp_path: Path,
+) -> None:
+    backend = MockConferenceBackend()
+    conference = ConferenceChannel("conf", backend=backend)
+    async with attached_on_sqlite(conference, tmp_path / "rooms.db"):
+        joining = asyncio.create_task(conference.join("r1"))
+        await conference.close()
+
+        with pytest.raises(ChannelClosedError):
+            await joining
+    assert backend.joined == set()
+    assert conference.conferences == {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from tests.channels.realtime_harness import (
     SLOW,
     SlowToConnect,
     attach,
+    attached_on_sqlite,
     body,
     lookup_handler,
     new_human,
@@ -23,6 +25,7 @@ from tests.channels.realtime_voice.voice_harness import MakeVoice
 
 from roomkit import AITool, HumanInputToolHandler, RoomKit
 from roomkit.channels.realtime_voice import RealtimeVoiceChannel
+from roomkit.core.exceptions import ChannelClosedError
 from roomkit.voice.realtime.base import RealtimeSession, RealtimeSessionState
 from roomkit.voice.realtime.mock import MockRealtimeProvider, MockRealtimeTransport
 
@@ -172,6 +175,21 @@ async def test_a_caller_hanging_up_while_the_model_connects_leaves_it_disconnect
     assert voice.sessions == []
     assert provider.sessions == {}
     await kit.close()
+
+
+async def test_a_channel_closed_while_a_session_reads_its_room_starts_no_session(
+    tmp_path: Path,
+) -> None:
+    provider = MockRealtimeProvider()
+    voice = channel(provider=provider)
+    async with attached_on_sqlite(voice, tmp_path / "rooms.db"):
+        starting = asyncio.create_task(voice.start_session("r1", "alice", "alice-phone"))
+        await voice.close()
+
+        with pytest.raises(ChannelClosedError):
+            await starting
+    assert voice.sessions == []
+    assert provider.sessions == {}
 
 
 def test_a_host_tool_under_a_persons_tool_name_is_refused() -> None:

@@ -251,6 +251,8 @@ class ConferenceChannel(Channel):
         """
         self._check_open()
         await self.attached_room(room_id)
+        # Closed while the room was read: the closing left no conference to leave.
+        self._check_open()
         room = self._rooms.setdefault(room_id, ConferenceRoom(room_id))
         await self._follower.join(room, conference_id or room_id)
 

@@ -144,12 +144,13 @@ class RealtimeVoiceChannel(ToolChannel):
             ValueError: ``participant_id`` is empty.
         """
         kit = self.registered_kit()
-        if self.closing:
-            raise ChannelClosedError(f"Channel {self.channel_id} is closed: start no new sessions")
+        self._check_open()
         if not isinstance(participant_id, str) or not participant_id:
             raise ValueError(f"participant_id must be a non-empty string, got {participant_id!r}")
         room = await self.attached_room(room_id)
         await kit.store.add_participant(Participant(participant_id, room_id))
+        # Closed while the room was read: the closing saw no session to end.
+        self._check_open()
         tools = self._tools
         self.warn_unoffered(tools)
         session = RealtimeSession.new(room_id, participant_id, self.channel_id, metadata)
@@ -169,6 +170,10 @@ class RealtimeVoiceChannel(ToolChannel):
             await live.finish(SESSION_ENDED, self.provider, self.transport)
             raise
         return session
+
+    def _check_open(self) -> None:
+        if self.closing:
+            raise ChannelClosedError(f"Channel {self.channel_id} is closed: start no new sessions")
 
     async def end_session(self, session: RealtimeSession) -> None:
         """End ``session``: cut its open calls (their requests are withdrawn, nothing more is
