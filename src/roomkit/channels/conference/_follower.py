@@ -89,7 +89,7 @@ class Follower:
         if conference_id is None:
             return
         room.conference_id, room.speaker = None, None
-        room.left.clear()
+        room.departures.clear()
         self._by_conference.pop(conference_id, None)
         await self._backend.leave(conference_id)
 
@@ -112,8 +112,6 @@ class Follower:
         self, conference_id: str, participant: ConferenceParticipant
     ) -> None:
         room, kit = self._by_conference.get(conference_id), self._channel.kit
-        if room is not None:
-            room.left.discard(participant.id)
         if room is not None and kit is not None:
             await kit.store.add_participant(
                 Participant(participant.id, room.room_id, participant.name)
@@ -123,7 +121,7 @@ class Follower:
         room = self._by_conference.get(conference_id)
         if room is None:
             return
-        room.left.add(participant_id)
+        room.departures[participant_id] = room.departures.get(participant_id, 0) + 1
         if room.speaker == participant_id:
             # Someone who left answers nothing: later calls are for nobody until someone speaks.
             room.speaker = None

@@ -31,9 +31,9 @@ class ConferenceRoom:
     """The plugged config the session was started under."""
     speaker: str | None = None
     """The participant whose audio reached the session last, while they are still there."""
-    left: set[str] = field(default_factory=set)
-    """The participants who left the conference and have not come back: audio of theirs
-    that arrives late makes none of them the speaker."""
+    departures: dict[str, int] = field(default_factory=dict)
+    """How many times each participant left the conference, so that one who left while
+    their speech started the session is not made the speaker once it has started."""
     starting: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Held while the room's session starts."""
 

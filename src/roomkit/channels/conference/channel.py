@@ -287,18 +287,18 @@ class ConferenceChannel(Channel):
 
     async def _heard(self, room: ConferenceRoom, participant_id: str) -> None:
         """A participant's audio reached ``room``: start its session, and make its calls
-        theirs, unless they left meanwhile (their audio arrived late, or the session was
-        still starting when they went)."""
+        theirs, unless they left while it started."""
         plugged = self._plugged
-        if plugged is None or self.closing or participant_id in room.left:
+        if plugged is None or self.closing:
             return
+        departures = room.departures.get(participant_id, 0)
         if not (room.open and room.plugged is plugged):
             try:
                 await self.start_realtime(room.room_id)
             except Exception:
                 logger.exception("Could not start the realtime session of room %s", room.room_id)
                 return
-        if participant_id not in room.left:
+        if room.departures.get(participant_id, 0) == departures:
             room.speaker = participant_id
 
     # -- closing -----------------------------------------------------------------------------
