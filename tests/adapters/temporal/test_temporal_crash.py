@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import TimeoutType
-from temporalio.client import Client, WorkflowHandle, WorkflowHistory
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowHistory
+from temporalio.exceptions import CancelledError
 from temporalio.worker import Replayer
 from tests.adapters.temporal.conftest import World, running, worker_process
 from tests.adapters.temporal.history import scheduled_timeouts, wait_for_event, waiting
@@ -30,6 +31,7 @@ from tests.servers.redis_server import RedisServer
 from tests.tools.human_input.stores.redis_relay import Relay
 
 from roomkit.adapters.temporal._protocol import CREATE_ACTIVITY, EXPIRE_ACTIVITY
+from roomkit.models.pending_input import PendingInputStatus
 
 HISTORIES = Path(__file__).parent / "histories"
 HEARTBEAT = 1
@@ -37,6 +39,7 @@ HEARTBEAT = 1
 DEADLINE = 20.0
 """Seconds from the kill to the workflow's result: well inside the 30 s an attempt may run,
 which is all a worker that sends no heartbeat leaves Temporal to go by."""
+CANCEL_REQUESTED = "workflow_execution_cancel_requested_event_attributes"
 
 
 @pytest.fixture
@@ -149,5 +152,39 @@ async def test_a_history_recorded_before_the_heartbeat_replays(name: str) -> Non
     code that schedules them with one: Temporal compares an activity's type and id, not
     its timeouts."""
     history = WorkflowHistory.from_json(name, (HISTORIES / f"{name}.json").read_text())
+    replayed = await Replayer(workflows=[Ask]).replay_workflow(history)
+    assert replayed.replay_failure is None
+
+
+async def test_a_workflow_cancelled_while_its_question_is_being_made_withdraws_it(
+    relay: Relay, world: World
+) -> None:
+    """The cancel comes while the create activity waits on the store: the workflow waits for
+    the request it made and withdraws it, rather than leaving it on the desk to its deadline."""
+    workflow_id = f"wf-{uuid.uuid4().hex[:8]}"
+    gate = relay.gate(workflow_id.encode())
+    async with running(world.worker(Ask)):
+        handle = await world.start(Ask, {}, id=workflow_id)
+        await gate.holding(1)  # the create's first write naming the workflow waits
+        await handle.cancel()
+        await wait_for_event(handle, lambda event: event.HasField(CANCEL_REQUESTED))
+        gate.open()
+        pending_id = await world.created.next()
+        with pytest.raises(WorkflowFailureError) as failed:
+            await handle.result()
+    assert isinstance(failed.value.cause, CancelledError)
+    request = await world.desk_handler.get_request(pending_id)
+    assert request is not None
+    assert (request.status, request.withdrawn) == (PendingInputStatus.REJECTED, True)
+    assert await world.desk_handler.list_pending() == []
+    replayed = await Replayer(workflows=[Ask]).replay_workflow(await handle.fetch_history())
+    assert replayed.replay_failure is None
+
+
+async def test_a_history_whose_create_was_cancelled_with_the_workflow_replays() -> None:
+    """A workflow cancelled while its question was made, by the code that cancelled the
+    create activity with it (recorded on the dev server), replays as it ran."""
+    text = (HISTORIES / "cancelled-while-made.json").read_text()
+    history = WorkflowHistory.from_json("cancelled-while-made", text)
     replayed = await Replayer(workflows=[Ask]).replay_workflow(history)
     assert replayed.replay_failure is None

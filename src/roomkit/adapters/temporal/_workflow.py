@@ -65,6 +65,10 @@ GRACE = timedelta(seconds=60)
 _REJECTED = "Request rejected"
 _WITHDRAWS = "roomkit-withdraw-on-cancel"
 """The patch that withdraws a cancelled workflow's open request."""
+_WITHDRAWS_MADE = "roomkit-withdraw-on-cancel-while-made"
+"""The patch that lets the create activity of a workflow cancelled meanwhile end, and
+withdraws the request it made (before it, the activity was cancelled and the request left
+to its deadline)."""
 _CHECKS_APPROVERS = "roomkit-approvers-checked"
 """The patch that refuses approvers given as one string (or no actor ids)."""
 _CHECKS_FIELDS = "roomkit-fields-checked"
@@ -204,7 +208,10 @@ async def _ask(
         kind,
         after_cancel=workflow.cancellation_reason() is not None,
     )
-    created = await _run(CREATE_ACTIVITY, request, timeouts)
+    if workflow.patched(_WITHDRAWS_MADE):
+        created = await _created(ask, request, timeouts)
+    else:  # an ask replayed from before: its create is cancelled with the workflow
+        created = await _run(CREATE_ACTIVITY, request, timeouts)
     if ask.outcome is not None and ask.outcome["pending_id"] != created["pending_id"]:
         ask.outcome = None  # taken before the create returned, for another request
     ask.pending_id = created["pending_id"]
@@ -242,6 +249,27 @@ async def _ask(
             timeouts,
         )
     return outcome
+
+
+async def _created(ask: Ask, request: dict[str, Any], timeouts: ActivityTimeouts) -> dict[str, Any]:
+    """Run the create activity of ``ask``; a cancel that comes meanwhile lets it end (for at
+    most one attempt's timeout), withdraws the request it made, and is raised."""
+    creating = asyncio.ensure_future(_run(CREATE_ACTIVITY, request, timeouts))
+    try:
+        return await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        try:
+            await workflow.wait_condition(
+                creating.done, timeout=timeouts.start_to_close.total_seconds()
+            )
+        except TimeoutError:
+            creating.cancel()  # not made in time: the request is left to its deadline
+            raise asyncio.CancelledError from None
+        if not creating.cancelled() and creating.exception() is None:
+            ask.pending_id = creating.result()["pending_id"]
+            if not settled(creating.result()):
+                await _withdraw(ask, timeouts)
+        raise
 
 
 async def _withdraw(ask: Ask, timeouts: ActivityTimeouts) -> None:
