@@ -146,3 +146,21 @@ async def test_a_key_naming_another_question_adds_no_approvers_to_it(world: Worl
     request = await world.desk_handler.get_request(made["pending_id"])
     assert request is not None
     assert request.approvers == ()
+
+
+async def test_a_quorum_nobody_completed_on_an_edit_defaults_to_the_arguments_asked(
+    world: World,
+) -> None:
+    """One approver of two edits the call, nobody approves the edit, the deadline passes: the
+    ladder's default approves the call as asked (as ``Approval(on_expiry="approve")`` runs
+    it as shown), not the edit no quorum approved."""
+    spec = {"quorum": 2, "default": '{"decision": "approve"}', "timeout": 2, "grace": 0.1}
+    async with running(world.worker(Approve), world.notifier()):
+        handle = await world.start(Approve, spec)
+        pending_id = await world.created.next()
+        dearer = {"trip": "Lisbon", "amount": 90_000}
+        edit = {"decision": "edit", "arguments": dearer, "digest": DIGEST}
+        edited = await world.answer(pending_id, "bob", edit)
+        result = await handle.result()
+    assert edited.status_code == 200, edited.text
+    assert result == {"decision": "approve", "arguments": None, "text": ""}

@@ -432,7 +432,10 @@ async def request_approval(
         actor, approvers, room_id, timeout, tool_schema, quorum, ladder, grace, activity_timeouts
     )
     outcome = await _ask("request_approval", "approval", tool_name, arguments, spec)
-    decision = decision_of(_answer(outcome), outcome.get("arguments"), arguments)
+    # A default decides the call as asked: an edit that no quorum approved before the
+    # deadline is not what it approves.
+    edited = outcome.get("arguments") if outcome["status"] == "resolved" else None
+    decision = decision_of(_answer(outcome), edited, arguments)
     if decision.kind == "reject":
         raise HumanInputRejectedError(decision.text or _REJECTED)
     return decision
