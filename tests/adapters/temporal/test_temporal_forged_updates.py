@@ -82,6 +82,7 @@ APPROVAL_FORGERIES: list[tuple[dict[str, Any], str]] = [
         "arguments is an object of the call's arguments or null",
     ),
     ({"status": "resolved", "result": "yes"}, "result is no decision"),
+    ({"status": "timed_out", "default": "yes"}, "default is no decision"),
 ]
 
 

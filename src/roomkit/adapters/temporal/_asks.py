@@ -104,6 +104,8 @@ class Asks:
             )
         if ask.kind == "approval" and outcome["status"] == "resolved":
             _check_decision(pending_id, outcome)
+        if ask.kind == "approval" and outcome.get("default") is not None:
+            _check_default(pending_id, outcome["default"])
         taken = ask.outcome
         if (
             taken is None
@@ -183,4 +185,19 @@ def _check_decision(pending_id: str, outcome: dict[str, Any]) -> None:
     except ValueError as error:
         raise ValueError(
             f"request {shown(pending_id)}: a roomkit outcome's result is no decision: {error}"
+        ) from None
+
+
+def _check_default(pending_id: str, default: str) -> None:
+    """Refuse an approval's timeout whose default holds no decision (the ask's ladder holds
+    one: the workflow would fail on it).
+
+    Raises:
+        ValueError: it holds none.
+    """
+    try:
+        read_decision(default, recorded=True)
+    except ValueError as error:
+        raise ValueError(
+            f"request {shown(pending_id)}: a roomkit outcome's default is no decision: {error}"
         ) from None
