@@ -39,6 +39,54 @@ async def test_each_message_starts_or_reaches_the_rooms_workflow(world: World) -
     assert heard == ["hi", "booked"]
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+async def test_a_message_sent_again_under_its_update_id_asks_the_person_once(
+    world: World,
+) -> None:
+    """A front end that sends a message again (its first call timed out, its client
+    retried) under the message's own update id reaches the first update: the workflow
+    takes the message once, the person is asked once, and both calls get the reply."""
+    room = f"trip-{world.task_queue}"
+
+    async def send(text: str, message_id: str) -> str:
+        reply: str = await send_to_room(
+            world.client,
+            Conversation.run,
+            Conversation.message,
+            text,
+            room_id=room,
+            task_queue=world.task_queue,
+            update_id=message_id,
+        )
+        return reply
+
+    async with running(world.worker(Conversation), world.notifier()):
+        first = asyncio.create_task(send("hello", "message-1"))
+        pending_id = await world.created.next()
+        again = asyncio.create_task(send("hello", "message-1"))
+        await world.answer(pending_id, "alice", {"answer": "hi"})
+        replies = [await first, await again, await send("bye", "message-2")]
+        heard = await world.client.get_workflow_handle(room_workflow_id(room)).result()
+    assert replies == ["hi", "hi", "bye"]
+    assert heard == ["hi"]
+    assert world.created.queue.empty()
+
+
+def test_an_update_id_that_is_no_text_is_refused() -> None:
+    with pytest.raises(ValueError, match="update_id is a non-empty str or None, got 7"):
+        asyncio.run(
+            send_to_room(
+                None,  # type: ignore[arg-type]
+                "Conversation",
+                "message",
+                "hi",
+                room_id="r",
+                task_queue="q",
+                update_id=7,  # type: ignore[arg-type]
+            )
+        )
+
+
 @pytest.mark.parametrize("room_id", [["r" * 1_000_000], b"r" * 1_000_000])
 def test_a_huge_value_that_is_no_room_id_is_quoted_cut_short(room_id: object) -> None:
     with pytest.raises(ValueError, match=r"takes a room id, got .*\.\.\.$") as refused:

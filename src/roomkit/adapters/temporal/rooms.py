@@ -68,6 +68,7 @@ async def send_to_room(
     start_args: tuple[Any, ...] = (),
     prefix: str = "room-",
     rpc_timeout: timedelta | None = None,
+    update_id: str | None = None,
 ) -> Any:
     """Hand ``message`` to the room's workflow through ``update``; the update's result.
 
@@ -79,7 +80,17 @@ async def send_to_room(
         update: the update handler (``Conversation.message``) or its name.
         message: the update's argument.
         room_id: the room; the workflow id is :func:`room_workflow_id` of it.
+        update_id: the update's id, say the message's own: a message sent again under it
+            (a call that timed out, retried) reaches the first update and gets its result,
+            so the workflow takes it once. A new id for each call when ``None``.
+
+    Raises:
+        ValueError: ``update_id`` is not a non-empty ``str`` (or ``None``).
     """
+    if update_id is not None and (not isinstance(update_id, str) or not update_id):
+        raise ValueError(
+            f"send_to_room(): update_id is a non-empty str or None, got {shown(update_id)}"
+        )
     start = WithStartWorkflowOperation(
         workflow,
         args=list(start_args),
@@ -91,5 +102,6 @@ async def send_to_room(
         update,  # type: ignore[arg-type]
         message,
         start_workflow_operation=start,
+        id=update_id,
         rpc_timeout=rpc_timeout,
     )
