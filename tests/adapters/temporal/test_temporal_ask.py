@@ -20,7 +20,14 @@ from temporalio.converter import DataConverter, PayloadCodec
 from temporalio.worker import Replayer, Worker
 from tests.adapters.temporal.conftest import World, running
 from tests.adapters.temporal.history import result_or_task_failure, updates_taken
-from tests.adapters.temporal.workflows import Approve, Ask, AskTwice, Imports, Outside
+from tests.adapters.temporal.workflows import (
+    Approve,
+    Ask,
+    AskAsValue,
+    AskTwice,
+    Imports,
+    Outside,
+)
 
 import roomkit.adapters.temporal as adapter
 from roomkit.adapters.temporal import ask_person, update_id_of
@@ -504,3 +511,15 @@ def test_a_schema_the_workflow_checks_ends_where_checking_it_would_take_long() -
         check_answer_schema("ask_person", "question", "choose", within)
     past = {**within, "allOf": [True] * (SCHEMA_NODES_CHECKED - 3)}
     check_answer_schema("ask_person", "question", "choose", past)
+
+
+@SQLITE_ONLY
+async def test_a_workflow_whose_instances_are_not_hashable_asks(world: World) -> None:
+    """A workflow that is a dataclass compares by value and has no hash: its asks are kept
+    by the instance itself, not looked up by its hash."""
+    async with running(world.worker(AskAsValue), world.notifier()):
+        handle = await world.start(AskAsValue)
+        pending_id = await world.created.next()
+        await world.answer(pending_id, "alice", {"answer": "Hotel A"})
+        result = await result_or_task_failure(handle)
+    assert result == {"answer": "Hotel A"}

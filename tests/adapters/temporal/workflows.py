@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -272,3 +273,18 @@ class ContinueWhileAsking:
     @workflow.signal
     def next(self) -> None:
         self.going_on = True
+
+
+@workflow.defn
+@dataclass
+class AskAsValue:
+    """A workflow whose instances compare by value (a dataclass), so none is hashable; asks
+    once and returns the answer."""
+
+    asked: str = ""
+
+    @workflow.run
+    async def run(self) -> dict[str, Any]:
+        self.asked = "Which hotel?"
+        answer = await ask_person("choose", {"question": self.asked}, actor="alice", room_id="room")
+        return {"answer": answer}

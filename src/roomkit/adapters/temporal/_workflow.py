@@ -109,7 +109,9 @@ _UNREGISTERED = (
 )
 
 
-_STATE: weakref.WeakKeyDictionary[Any, Asks] = weakref.WeakKeyDictionary()
+_STATE: dict[int, Asks] = {}
+"""Each workflow's asks, by its instance's identity (an instance need not be hashable: a
+dataclass compares by value), until the instance goes."""
 
 
 def _asks(call: str) -> Asks:
@@ -120,9 +122,10 @@ def _asks(call: str) -> Asks:
             "outside a workflow, use HumanInputHandler.create() and wait() directly"
         )
     instance = workflow.instance()
-    state = _STATE.get(instance)
+    state = _STATE.get(id(instance))
     if state is None:
-        state = _STATE[instance] = Asks()
+        state = _STATE[id(instance)] = Asks()
+        weakref.finalize(instance, _STATE.pop, id(instance), None)
         # Before any request exists: an update that finds no handler is lost.
         workflow.set_update_handler(UPDATE_NAME, state.settle, validator=state.validate)
     return state
