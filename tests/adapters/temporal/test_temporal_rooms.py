@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from tests.adapters.temporal.conftest import World, running
@@ -12,20 +13,26 @@ from roomkit.adapters.temporal import room_workflow_id, send_to_room
 from roomkit.core.exceptions import InvalidTextError
 
 
+async def _send(world: World, room: str, text: str, **options: Any) -> str:
+    """Hand ``text`` to the room's conversation workflow; its reply."""
+    reply: str = await send_to_room(
+        world.client,
+        Conversation.run,
+        Conversation.message,
+        text,
+        room_id=room,
+        task_queue=world.task_queue,
+        **options,
+    )
+    return reply
+
+
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 async def test_each_message_starts_or_reaches_the_rooms_workflow(world: World) -> None:
     room = f"trip-{world.task_queue}"
 
     async def send(text: str) -> str:
-        reply: str = await send_to_room(
-            world.client,
-            Conversation.run,
-            Conversation.message,
-            text,
-            room_id=room,
-            task_queue=world.task_queue,
-        )
-        return reply
+        return await _send(world, room, text)
 
     async with running(world.worker(Conversation), world.notifier()):
         first = asyncio.create_task(send("hello"))
@@ -49,16 +56,7 @@ async def test_a_message_sent_again_under_its_update_id_asks_the_person_once(
     room = f"trip-{world.task_queue}"
 
     async def send(text: str, message_id: str) -> str:
-        reply: str = await send_to_room(
-            world.client,
-            Conversation.run,
-            Conversation.message,
-            text,
-            room_id=room,
-            task_queue=world.task_queue,
-            update_id=message_id,
-        )
-        return reply
+        return await _send(world, room, text, update_id=message_id)
 
     async with running(world.worker(Conversation), world.notifier()):
         first = asyncio.create_task(send("hello", "message-1"))
