@@ -117,3 +117,17 @@ async def test_starttls_to_a_server_offering_none_is_dropped_saying_which_settin
     assert notifier.statistics().dropped["email"] == 1
     assert "STARTTLS extension not supported" in caplog.text
     assert "check Email(security=...) ('none' for a relay without TLS" in caplog.text
+
+
+async def test_a_question_that_reads_as_an_encoded_word_adds_no_header(
+    make_handler: Callable[[], HumanInputHandler],
+) -> None:
+    """A subject is read for RFC 2047 encoded words: a question holding one that decodes to a
+    line break would add headers of its own (a ``Reply-To:`` that takes the person's reply,
+    a ``From:``). It is sent as the text it is."""
+    question = "=?utf-8?q?Lunch=3F=0D=0AReply-To:_mallory@example.com?="
+    mailbox = Mailbox()
+    with SMTPServer(mailbox) as server:
+        message, _, _ = await question_and_ending(make_handler(), mail(server), mailbox, question)
+    assert "Reply-To" not in message
+    check_question(message, question)

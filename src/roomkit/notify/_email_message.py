@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from email import errors
+from email.header import Header
 from email.message import EmailMessage
 
 from roomkit.notify.surface import DeliveryError, Notice, Person
@@ -102,11 +103,26 @@ def email_message(notice: Notice, sender: str, address: str) -> EmailMessage:
     the same on every retry."""
     subject, plain, rich = email_texts(notice)
     message = EmailMessage()
-    message["From"], message["To"], message["Subject"] = sender, address, subject
+    message["From"], message["To"] = sender, address
+    _set_subject(message, subject)
     message["Message-ID"] = f"<{notice.delivery_id}@roomkit>"
     message.set_content(plain)
     message.add_alternative(rich, subtype="html")
     return message
+
+
+def _set_subject(message: EmailMessage, subject: str) -> None:
+    """Give ``message`` the subject ``subject``, read as the text it is.
+
+    A header's value is read for RFC 2047 encoded words (``=?utf-8?q?...?=``): a question
+    holding one would be decoded, to a line break and the headers after it on a Python
+    without the fix for CVE-2024-6923. Such a subject goes encoded by the surface instead,
+    folded, so that it is written as it is and read back as its own text.
+    """
+    if "=?" not in subject:
+        message["Subject"] = subject
+        return
+    message.set_raw("Subject", Header(subject, "utf-8", header_name="Subject").encode())
 
 
 class Mailbox:
