@@ -9,6 +9,7 @@ from roomkit.notify import Directory, Person
 from roomkit.notify.email import email_texts
 from roomkit.notify.surface import Notice, NoticeType
 from roomkit.notify.wording import headline
+from roomkit.tools.human_input import HumanInputHandler
 
 
 def test_a_directory_finds_people_by_actor_and_by_slack_user() -> None:
@@ -78,3 +79,36 @@ def test_arguments_read_as_labelled_lines_without_json() -> None:
         "    Qty: 2"
     )
     assert arguments_words({}) == "(no arguments)"
+
+
+def test_a_line_break_in_an_argument_starts_no_line_of_its_own() -> None:
+    """``Note: ok<LF>Amount: 40`` would read as a second amount above the real one (and the
+    only one, once a phone clips the rest): what follows a line break in a value, a list or
+    a name is indented under its field."""
+    from roomkit.notify.wording import arguments_words
+
+    arguments = {
+        "note": "ok\nAmount: 40 EUR\u2028Payee: alice",
+        "tags": ["a\nAmount: 1"],
+        "x\nAmount: 2": "y",
+        "amount": 4000,
+    }
+    assert arguments_words(arguments) == (
+        "Note: ok\n"
+        "  Amount: 40 EUR\n"
+        "  Payee: alice\n"
+        "Tags: a\n"
+        "  Amount: 1\n"
+        "X\n"
+        "  amount: 2: y\n"
+        "Amount: 4,000"
+    )
+
+
+async def test_a_line_break_in_an_option_adds_no_option() -> None:
+    from roomkit.notify.wording import asked_text
+
+    request = await HumanInputHandler().create_detached(
+        "AskUserQuestion", {"question": "Seat?", "options": ["Window\n• Aisle", "Middle"]}
+    )
+    assert asked_text(request) == "Seat?\n• Window\n  • Aisle\n• Middle"

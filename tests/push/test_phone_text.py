@@ -51,7 +51,7 @@ async def test_text_that_steers_how_a_notice_reads_is_shown_as_replaced(tmp_path
     assert [steered(text) for text in shown] == [[], [], [], []]
     assert "Amount: \ufffd0001" in note["body"]
     assert "Amount: \ufffd0001" in published.body["message"]
-    assert "\nnext" in note["body"]  # a line break is a line break
+    assert "\n  next" in note["body"]  # a line break is a line break, under its field
 
 
 async def test_a_long_title_in_wide_letters_still_fits_in_one_push(tmp_path: Path) -> None:

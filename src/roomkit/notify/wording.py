@@ -89,6 +89,18 @@ def _scalar(value: Any, schema: dict[str, Any]) -> str:
     return value if isinstance(value, str) else _json(value)
 
 
+_LINE_BREAK = re.compile(r"[\n\u2028\u2029]")
+"""What breaks a line once shown: the other line breaks Python knows are steering characters
+(:data:`STEERING`), shown as replacement characters."""
+
+
+def _text_lines(text: str) -> list[str]:
+    """``text`` as lines, those after the first indented: a line break in a value (or a
+    name) starts no line that reads as a field of its own (``Amount: 40`` in a note)."""
+    first, *rest = _LINE_BREAK.split(text)
+    return [first, *("  " + line for line in rest)]
+
+
 def _value(value: Any, schema: dict[str, Any], depth: int) -> list[str]:
     """``value`` as lines (the first one follows its label), nested ones indented."""
     if depth > 4:
@@ -102,7 +114,7 @@ def _value(value: Any, schema: dict[str, Any], depth: int) -> list[str]:
         found = schema.get("items")
         items: dict[str, Any] = found if isinstance(found, dict) else {}
         if all(not isinstance(item, dict | list) for item in value):
-            return [", ".join(_scalar(item, items) for item in value) or "none"]
+            return _text_lines(", ".join(_scalar(item, items) for item in value) or "none")
         lines = [""]
         for item in value:
             if isinstance(item, dict) and item:
@@ -112,7 +124,7 @@ def _value(value: Any, schema: dict[str, Any], depth: int) -> list[str]:
             lines.append("  - " + first)
             lines.extend("    " + line for line in rest)
         return lines
-    return [_scalar(value, schema)]
+    return _text_lines(_scalar(value, schema))
 
 
 def _lines(arguments: dict[str, Any], schema: Any, depth: int) -> list[str]:
@@ -120,7 +132,7 @@ def _lines(arguments: dict[str, Any], schema: Any, depth: int) -> list[str]:
     for name, value in arguments.items():
         field = _field(schema, str(name))
         first, *rest = _value(value, field, depth)
-        lines.append(f"{_label(field, str(name))}: {first}".rstrip())
+        lines.extend(_text_lines(f"{_label(field, str(name))}: {first}".rstrip()))
         lines.extend(rest)
     return lines
 
@@ -156,7 +168,8 @@ def asked_text(request: PendingInput) -> str:
         )
     question = str(arguments["question"])
     labels = option_labels(arguments.get("options")) or []
-    return "\n".join([question, *(f"• {label}" for label in labels)])
+    options = [line for label in labels for line in _text_lines(f"• {label}")]
+    return "\n".join([question, *options])
 
 
 def headline(notice: Notice, kind: str, *, to_you: bool = True) -> str:
