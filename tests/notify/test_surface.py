@@ -112,3 +112,17 @@ async def test_a_line_break_in_an_option_adds_no_option() -> None:
         "AskUserQuestion", {"question": "Seat?", "options": ["Window\n• Aisle", "Middle"]}
     )
     assert asked_text(request) == "Seat?\n• Window\n  • Aisle\n• Middle"
+
+
+async def test_an_email_shows_every_argument_of_an_approval_whose_tool_takes_a_question() -> None:
+    """The ``question`` an approval's tool takes is one argument among others: the email
+    shows the amount and the payee beside it, not that argument alone."""
+    request = await HumanInputHandler().create_approval(
+        "send_payment", {"question": "Routine refund?", "amount": 4000, "to": "mallory"}
+    )
+    notice = Notice(type="question_pending", delivery_id="d-1", request=request, recipient="bob")
+    _, plain, rich = email_texts(notice)
+    for text in (plain, rich):
+        assert "Routine refund?" in text
+        assert "Amount: 4,000" in text
+        assert "To: mallory" in text

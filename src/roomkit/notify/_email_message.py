@@ -12,19 +12,24 @@ from email import errors
 from email.header import Header
 from email.message import EmailMessage
 
+from roomkit.models.kinds import Kind
 from roomkit.notify.surface import DeliveryError, Notice, Person
-from roomkit.notify.wording import asked_text, shown
+from roomkit.notify.wording import asked_text, request_kind, shown
 
 __all__ = ["Mailbox", "address_problem", "email_message", "email_texts"]
 
 
 def _question(notice: Notice) -> str:
-    """What is asked, as the message shows it: nothing in it changes how the rest reads."""
-    arguments = notice.request.arguments
-    question = arguments.get("question")
-    if isinstance(question, str) and question:
+    """What is asked, as the message shows it: nothing in it changes how the rest reads.
+
+    A question is its text; any other request (an approval, whose tool may take a
+    ``question`` of its own beside the amount it pays) shows every argument.
+    """
+    request = notice.request
+    question = request.arguments.get("question")
+    if request_kind(request) == Kind.QUESTION and isinstance(question, str) and question:
         return shown(question)
-    return shown(asked_text(notice.request))
+    return shown(asked_text(request))
 
 
 def _ending(notice: Notice) -> str:
