@@ -126,3 +126,15 @@ async def test_an_email_shows_every_argument_of_an_approval_whose_tool_takes_a_q
         assert "Routine refund?" in text
         assert "Amount: 4,000" in text
         assert "To: mallory" in text
+
+
+async def test_an_emails_html_shows_the_request_line_by_line() -> None:
+    """HTML runs lines together: the arguments of an approval are shown one per line, and
+    what continues a field keeps its indent under it."""
+    request = await HumanInputHandler().create_approval(
+        "pay", {"note": "ok\nAmount: 40 <EUR>", "amount": 4000}
+    )
+    notice = Notice(type="question_pending", delivery_id="d-1", request=request, recipient="bob")
+    _, _, rich = email_texts(notice)
+    assert "<blockquote>pay<br>Note: ok<br>&nbsp;&nbsp;Amount: 40 &lt;EUR&gt;<br>" in rich
+    assert "<br>Amount: 4,000</blockquote>" in rich

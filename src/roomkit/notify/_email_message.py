@@ -65,13 +65,23 @@ def email_texts(notice: Notice) -> tuple[str, str, str]:
     if notice.deadline_at is not None and notice.type != "question_settled":
         lines.append(f"It closes at {notice.deadline_at:%Y-%m-%d %H:%M} UTC.")
     plain = "\n".join(lines) + "\n"
-    parts = [f"<p>{html.escape(lead)}</p>", f"<blockquote>{html.escape(question)}</blockquote>"]
+    parts = [f"<p>{html.escape(lead)}</p>", f"<blockquote>{_html_lines(question)}</blockquote>"]
     if notice.type == "question_settled":
         parts.append(f"<p>{html.escape(ending)}</p>")
     elif notice.answer_url:
         link = html.escape(notice.answer_url, quote=True)
         parts.append(f'<p><a href="{link}">Answer</a> (the link works once)</p>')
     return subject, plain, "<html><body>" + "".join(parts) + "</body></html>"
+
+
+def _html_lines(text: str) -> str:
+    """``text`` as HTML that shows it line by line, each line's indent kept: HTML runs lines
+    together, and an approval's arguments would read as one line, with no field told apart."""
+    lines = text.split("\n")
+    return "<br>".join(
+        "&nbsp;" * (len(line) - len(line.lstrip(" "))) + html.escape(line.lstrip(" "))
+        for line in lines
+    )
 
 
 def address_problem(text: object) -> str | None:
