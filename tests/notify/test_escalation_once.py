@@ -35,16 +35,24 @@ def change(path: Path, statement: str) -> None:
         db.execute(statement)
 
 
+async def asked_on_a_ladder(
+    store: SQLiteStore, path: Path, trigger: str
+) -> tuple[HumanInputHandler, asyncio.Task[str]]:
+    """Alice asked, on a ladder escalating to her manager, with ``trigger`` on the outbox;
+    the handler, and the task that waits for the answer."""
+    handler = HumanInputHandler(store=store)
+    ladder = Ladder(escalate(after=0.05, to="manager"))
+    human = HumanInputToolHandler({"ask"}, timeout=60, handler=handler, ladder=ladder)
+    call = HumanInputCall("room", "agent", ChannelType.AI, "tc-1", "alice")
+    await store.outbox.purge(0.0)  # the outbox table, made at its first change
+    await asyncio.to_thread(change, path, trigger)
+    return handler, asyncio.create_task(human.ask("ask", {"question": "Merge?"}, call=call))
+
+
 async def test_an_escalation_worked_out_again_adds_the_same_manager(tmp_path: Path) -> None:
     path = tmp_path / "kit.db"
     async with SQLiteStore(path) as store:
-        handler = HumanInputHandler(store=store)
-        ladder = Ladder(escalate(after=0.05, to="manager"))
-        human = HumanInputToolHandler({"ask"}, timeout=60, handler=handler, ladder=ladder)
-        call = HumanInputCall("room", "agent", ChannelType.AI, "tc-1", "alice")
-        await store.outbox.purge(0.0)  # the outbox table, made at its first change
-        await asyncio.to_thread(change, path, UNFINISHED)
-        asking = asyncio.create_task(human.ask("ask", {"question": "Merge?"}, call=call))
+        handler, asking = await asked_on_a_ladder(store, path, UNFINISHED)
         first = Recorder()
         async with Notifier(handler, [first], directory=PEOPLE, poll=0.05):
             await first.wait_until(lambda seen: ("question_escalated", "bob") in seen)
@@ -75,13 +83,7 @@ async def test_an_escalation_whose_step_another_notifier_took_adds_nobody(tmp_pa
     the request as it stands, and would go a level further past whom this one added."""
     path = tmp_path / "kit.db"
     async with SQLiteStore(path) as store:
-        handler = HumanInputHandler(store=store)
-        ladder = Ladder(escalate(after=0.05, to="manager"))
-        human = HumanInputToolHandler({"ask"}, timeout=60, handler=handler, ladder=ladder)
-        call = HumanInputCall("room", "agent", ChannelType.AI, "tc-1", "alice")
-        await store.outbox.purge(0.0)
-        await asyncio.to_thread(change, path, STOLEN)
-        asking = asyncio.create_task(human.ask("ask", {"question": "Merge?"}, call=call))
+        handler, asking = await asked_on_a_ladder(store, path, STOLEN)
         recorder = Recorder()
         async with Notifier(handler, [recorder], directory=PEOPLE, poll=0.05):
             await recorder.wait_until(lambda seen: ("question_escalated", "alice") in seen)
