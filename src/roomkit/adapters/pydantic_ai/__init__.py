@@ -186,11 +186,12 @@ async def results_for(
             ``DeferredToolRequests``.
     """
     asker, _ = asking(handler, CHANNEL, options, where="pydantic_ai.results_for()")
-    claim, decided = await _decided(asker, _marked(requests))
+    opened = _marked(requests)
+    claim, decided = await _decided(asker, opened)
     # Handed out once for good: the caller's next run is the resume.
     if not await asker.resumes.claim(claim):
         return None
-    await hand(handler, _claimed(claim))
+    await hand(handler, [pending_id for *_, pending_id in opened])
     return _results(requests, decided)
 
 
@@ -243,7 +244,7 @@ async def resume(
         results.update(given)  # the application's calls: none of roomkit's (checked)
 
     async def go_on() -> Any:
-        await hand(handler, _claimed(claim))
+        await hand(handler, [pending_id for *_, pending_id in opened])
         return await agent.run(
             message_history=list(message_history), deferred_tool_results=results, **passed
         )
@@ -261,16 +262,6 @@ async def _ask_once(asker: Asker, pause: Pause, run: str) -> Verdict:
     verdict = await asker.await_id(request.pending_id, pause)
     await take(asker.handler, request, run)
     return verdict
-
-
-_CLAIM = "pa:"
-"""How the claim on resuming a run starts: the pending ids of its requests follow, as JSON."""
-
-
-def _claimed(claim: str) -> list[str]:
-    """The pending ids whose resume ``claim`` names."""
-    ids: list[str] = json.loads(claim.removeprefix(_CLAIM))
-    return ids
 
 
 def _marked(requests: DeferredToolRequests) -> list[tuple[Any, Pause, str]]:
@@ -321,7 +312,7 @@ async def _decided(
     # Claimed by the requests themselves, which the store vouches for, not by the keys the
     # metadata names: a key changed there would make a claim of its own.
     pending_ids = sorted(pid for _, _, pid in opened)
-    claim = _CLAIM + json.dumps(pending_ids, separators=(",", ":"))
+    claim = "pa:" + json.dumps(pending_ids, separators=(",", ":"))
     return claim, [(p, pause, v) for (p, pause, _), v in zip(opened, verdicts, strict=True)]
 
 
