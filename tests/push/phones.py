@@ -2,7 +2,8 @@
 
 :func:`phone_surfaces` turns alice's phone on for Web Push (subscribed at the loopback push
 service) and gives the ntfy surface her topic; :func:`tap` sends what the desk's service
-worker sends for a button of a push: its body to its URL, with the link's token.
+worker sends for a button of a push: its body to its URL, with the link's token
+(:func:`settled_by_tap`: and the request's status once the desk took it).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import httpx
 from tests.push.ntfy_server import NtfyServer
 from tests.push.push_service import PushService
 
+from roomkit.models.pending_input import PendingInputStatus
 from roomkit.notify import Ntfy, WebPush
 from roomkit.notify.push_subscriptions import PushSubscriptions, subscription_of
+from roomkit.tools.human_input import HumanInputHandler
 
 DESK = "https://desk.example.com"
 SUBJECT = "mailto:ops@example.com"
@@ -44,3 +47,14 @@ async def tap(app: Any, notification: dict[str, Any], action: str) -> httpx.Resp
             json=button["body"],
             headers={"Authorization": f"Bearer {token}"},
         )
+
+
+async def settled_by_tap(
+    app: Any, handler: HumanInputHandler, notification: dict[str, Any], action: str
+) -> PendingInputStatus | None:
+    """The status of a pushed ``notification``'s request once the desk took the answer of
+    its button ``action``."""
+    tapped = await tap(app, notification, action)
+    assert tapped.status_code == 200, tapped.text
+    request = await handler.get_request(notification["tag"])
+    return None if request is None else request.status

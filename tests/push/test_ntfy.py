@@ -255,8 +255,10 @@ async def test_a_huge_question_is_published_clipped() -> None:
             [published] = await server.wait_for(1)
             await notifier.wait_idle()
     assert published.body is not None
-    assert published.body["message"].startswith("Ship it? xxx")
-    assert len(published.body["message"]) <= 400
+    shown, note = published.body["message"].split("\n\n")
+    assert shown.startswith("Ship it? xxx")
+    assert len(shown) <= 400
+    assert note == "Too long to decide here: open it on the desk"
     assert notifier.statistics().delivered["ntfy"] == 1
 
 

@@ -56,7 +56,7 @@ async def test_text_that_steers_how_a_notice_reads_is_shown_as_replaced(tmp_path
 
 async def test_a_long_title_in_wide_letters_still_fits_in_one_push(tmp_path: Path) -> None:
     """A tool named in letters of four bytes each, on an approval whose buttons repeat its
-    title: the push is shortened until it fits, not refused."""
+    title: the push is shortened until it fits, not refused (cut short, it takes no Approve)."""
     handler = HumanInputHandler()
     async with PushService() as service:
         phone = service.browser("phone")
@@ -71,5 +71,5 @@ async def test_a_long_title_in_wide_letters_still_fits_in_one_push(tmp_path: Pat
     [pushed] = service.received
     note = pushed.message["notification"]
     assert note["title"].startswith("Approval needed: \U0001f4b8")
-    assert [a["action"] for a in note["actions"]] == ["approve", "reject"]
+    assert [a["action"] for a in note["actions"]] == ["reject", "open"]
     assert notifier.statistics().delivered["webpush"] == 1

@@ -6,6 +6,11 @@ approval, a yes-or-no question), the buttons: each one an HTTP request to the de
 ``POST <desk>/api/requests/<id>/answer`` (or ``/reject``) with the answer link's token as its
 bearer token, so that it answers once, as the person the link was issued to, exactly as the
 link would. The token is the link's, read from its fragment.
+
+A request too long for the notice is cut short, and then no button approves or answers it:
+the person would decide on what they have not read. The notice says it is too long to
+decide there, and opens the request on the desk; a Reject stays, as refusing a call runs
+nothing.
 """
 
 from __future__ import annotations
@@ -19,12 +24,14 @@ from roomkit.models.kinds import Kind
 from roomkit.notify.surface import Notice
 from roomkit.notify.wording import asked_text, clip, headline, outcome_line, request_kind, shown
 
-__all__ = ["PhoneAnswer", "answers_of", "lines_of", "link_token"]
+__all__ = ["PhoneAnswer", "PhoneNotice", "link_token", "phone_notice"]
 
 TITLE_MAX = 120
 BODY_MAX = 400
 REJECT_REASON = "Rejected from a phone notification"
 """The reason a reject button gives (the model reads it)."""
+TOO_LONG = "Too long to decide here: open it on the desk"
+"""The last line of a notice whose request is cut short."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,16 +50,33 @@ class PhoneAnswer:
     """What the notice reads once the desk took the answer."""
 
 
-def lines_of(notice: Notice) -> tuple[str, str]:
-    """The notice's title and plain-text body: the question (or how it ended) in a few
-    lines, no character in them changing how the others read."""
+@dataclass(frozen=True, slots=True)
+class PhoneNotice:
+    """What a phone notice shows, and the buttons that answer from it."""
+
+    title: str
+    body: str
+    """The question (or how it ended) in a few lines, no character in them changing how the
+    others read; cut short, it ends in an ellipsis and :data:`TOO_LONG`."""
+    answers: list[PhoneAnswer]
+    clipped: bool
+    """Whether the body shows less than is asked: then no button approves or answers."""
+
+
+def phone_notice(
+    notice: Notice, *, title_max: int = TITLE_MAX, body_max: int = BODY_MAX
+) -> PhoneNotice:
+    """``notice`` as a phone shows it, its title and the question cut to the lengths given."""
     request = notice.request
     asked = shown(asked_text(request))
     if notice.type == "question_settled":
         first = asked.partition("\n")[0]
-        return clip(shown(outcome_line(notice)), TITLE_MAX), clip(first, BODY_MAX)
-    title = shown(headline(notice, request_kind(request), to_you=True))
-    return clip(title, TITLE_MAX), clip(asked, BODY_MAX)
+        title = clip(shown(outcome_line(notice)), title_max)
+        return PhoneNotice(title, clip(first, body_max), [], clipped=False)
+    title = clip(shown(headline(notice, request_kind(request), to_you=True)), title_max)
+    clipped = len(asked) > body_max
+    body = f"{clip(asked, body_max)}\n\n{TOO_LONG}" if clipped else asked
+    return PhoneNotice(title, body, _answers(notice, clipped=clipped), clipped)
 
 
 def link_token(answer_url: str | None) -> str | None:
@@ -63,10 +87,11 @@ def link_token(answer_url: str | None) -> str | None:
     return values[0] if values else None
 
 
-def answers_of(notice: Notice) -> list[PhoneAnswer]:
+def _answers(notice: Notice, *, clipped: bool) -> list[PhoneAnswer]:
     """The buttons that answer ``notice``'s request in one tap; none once it settled, without
     an answer link, or for a request that takes more than a tap (free text, a form, options).
-    An approval gets Approve and Reject, those of the two it takes."""
+    An approval gets Approve and Reject, those of the two it takes; Reject alone when the
+    notice is ``clipped``, and a yes-or-no question then none (its No answers it too)."""
     request = notice.request
     if notice.type == "question_settled" or not notice.answer_url or not notice.desk_url:
         return []
@@ -85,8 +110,10 @@ def answers_of(notice: Notice) -> list[PhoneAnswer]:
         ]
         # An approval may take fewer decisions (a framework's): a button it refuses is none.
         allowed = allowed_decisions(request)
-        return [button for button in buttons if button.action in allowed]
-    if kind == Kind.CONFIRM:
+        taken = [button for button in buttons if button.action in allowed]
+        # A refusal runs nothing, whatever the person did not read: it alone stays.
+        return [button for button in taken if button.action == "reject"] if clipped else taken
+    if kind == Kind.CONFIRM and not clipped:
         return [
             PhoneAnswer("yes", "Yes", f"{api}/answer", {"confirmed": True}, "Confirmed"),
             PhoneAnswer("no", "No", f"{api}/answer", {"confirmed": False}, "Declined"),

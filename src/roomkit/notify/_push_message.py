@@ -12,9 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from roomkit.notify._phone import TITLE_MAX, answers_of, lines_of
+from roomkit.notify._phone import BODY_MAX, TITLE_MAX, PhoneNotice, phone_notice
 from roomkit.notify.surface import DeliveryError, Notice
-from roomkit.notify.wording import clip
 
 __all__ = ["DECLARATIVE", "MAX_MESSAGE_BYTES", "encoded", "push_message", "topic"]
 
@@ -36,12 +35,31 @@ def push_message(notice: Notice) -> dict[str, Any]:
         raise DeliveryError(
             "WebPush needs a link to open: give the Notifier desk_url=...", retry=False
         )
-    title, body = lines_of(notice)
+    # Too long for a push (wide letters: up to four bytes each, the title once per button),
+    # the text is cut until it fits, and a request cut short loses the buttons that answer
+    # it; what then still does not fit is the links.
+    for title_max, body_max in _LENGTHS:
+        message = _message(notice, phone_notice(notice, title_max=title_max, body_max=body_max))
+        if len(encoded(message)) <= MAX_MESSAGE_BYTES:
+            return message
+    raise DeliveryError(
+        f"WebPush: the message for {notice.request.pending_id} does not fit in a push "
+        f"({len(encoded(message))} bytes over {MAX_MESSAGE_BYTES}): shorten the desk's URL "
+        f"({len(link)} characters in its answer link)",
+        retry=False,
+    )
+
+
+_LENGTHS = ((TITLE_MAX, BODY_MAX), (TITLE_MAX, 100), (40, 100), (40, 40))
+"""The title's and the body's lengths, tried in turn until a message fits."""
+
+
+def _message(notice: Notice, shown: PhoneNotice) -> dict[str, Any]:
+    link = notice.answer_url or notice.desk_url
     settled = notice.type == "question_settled"
-    answers = answers_of(notice)
     notification: dict[str, Any] = {
-        "title": title,
-        "body": body,
+        "title": shown.title,
+        "body": shown.body,
         "tag": notice.request.pending_id,
         "navigate": link,
         "lang": "en",
@@ -49,41 +67,20 @@ def push_message(notice: Notice) -> dict[str, Any]:
         "renotify": notice.type in ("question_reminder", "question_escalated", "question_edited"),
         "require_interaction": not settled,
     }
-    if answers:
-        notification["actions"] = [
-            {"action": a.action, "title": a.label, "navigate": link} for a in answers
-        ]
+    actions = [{"action": a.action, "title": a.label, "navigate": link} for a in shown.answers]
+    if shown.clipped:
+        # The worker opens the link for a button it has no answer for.
+        actions.append({"action": "open", "title": "Open", "navigate": link})
+    if actions:
+        notification["actions"] = actions
+    if shown.answers:
         notification["data"] = {
             "answers": {
-                a.action: {"url": a.url, "body": a.body, "done": a.done, "done_body": title}
-                for a in answers
+                a.action: {"url": a.url, "body": a.body, "done": a.done, "done_body": shown.title}
+                for a in shown.answers
             }
         }
-    message = {"web_push": DECLARATIVE, "notification": notification}
-    # Too long for a push (wide letters: up to four bytes each, the title once per button),
-    # the text is cut until it fits; what then still does not is the links.
-    for title_max, body_max in _SHORTER:
-        if len(encoded(message)) <= MAX_MESSAGE_BYTES:
-            return message
-        _cut(notification, clip(title, title_max), clip(body, body_max))
-    if len(encoded(message)) > MAX_MESSAGE_BYTES:
-        raise DeliveryError(
-            f"WebPush: the message for {notice.request.pending_id} does not fit in a push "
-            f"({len(encoded(message))} bytes over {MAX_MESSAGE_BYTES}): shorten the desk's URL "
-            f"({len(link)} characters in its answer link)",
-            retry=False,
-        )
-    return message
-
-
-_SHORTER = ((TITLE_MAX, 100), (40, 100), (40, 40))
-"""The title's and the body's lengths to cut to, in turn, while a message does not fit."""
-
-
-def _cut(notification: dict[str, Any], title: str, body: str) -> None:
-    notification["title"], notification["body"] = title, body
-    for answer in notification.get("data", {}).get("answers", {}).values():
-        answer["done_body"] = title
+    return {"web_push": DECLARATIVE, "notification": notification}
 
 
 def encoded(message: Mapping[str, Any]) -> bytes:

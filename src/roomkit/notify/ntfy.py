@@ -38,7 +38,7 @@ from roomkit.models.clock import bounded_seconds
 from roomkit.notify._header_values import token_of
 from roomkit.notify._http import Origin
 from roomkit.notify._lanes import retry_policy
-from roomkit.notify._phone import answers_of, lines_of, link_token
+from roomkit.notify._phone import link_token, phone_notice
 from roomkit.notify._quiet import quiet_of, server_of
 from roomkit.notify.retry import Retry
 from roomkit.notify.surface import DeliveryError, Notice, Person, surface_name
@@ -76,13 +76,13 @@ def sequence_id(pending_id: str) -> str:
 
 def ntfy_message(notice: Notice, topic: str) -> dict[str, Any]:
     """The JSON ntfy publishes for ``notice`` on ``topic``."""
-    title, body = lines_of(notice)
+    shown = phone_notice(notice)
     settled = notice.type == "question_settled"
     link = notice.answer_url or notice.desk_url
     message: dict[str, Any] = {
         "topic": topic,
-        "title": title,
-        "message": body,
+        "title": shown.title,
+        "message": shown.body,
         "sequence_id": sequence_id(notice.request.pending_id),
         "priority": _SETTLED_PRIORITY if settled else _QUESTION_PRIORITY,
         "tags": ["white_check_mark" if settled else "question"],
@@ -105,7 +105,7 @@ def ntfy_message(notice: Notice, topic: str) -> dict[str, Any]:
                 "body": json.dumps(answer.body, separators=(",", ":")),
                 "clear": True,
             }
-            for answer in answers_of(notice)
+            for answer in shown.answers
         ]
     if notice.answer_url and not settled:
         actions.append({"action": "view", "label": "Open", "url": notice.answer_url})
