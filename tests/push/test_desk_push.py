@@ -366,6 +366,42 @@ async def test_a_known_endpoint_without_its_keys_is_not_taken_from_its_person(
 
 
 @pytest.mark.parametrize(
+    "spelt",
+    [
+        "https://PUSH.example.net/p/bobs-phone",
+        "HTTPS://push.example.net/p/bobs-phone",
+        "https://push.example.net./p/bobs-phone",
+        "https://push.example.net:443/p/bobs-phone",
+        "https://push.example.net/p/bobs-phone#mine",
+        "https://push.example.net/p/%62obs-phone",
+        "https://push.example.net/p/bobs%2dphone",
+    ],
+)
+async def test_a_known_endpoint_spelt_otherwise_is_still_its_person_s(
+    desk: httpx.AsyncClient, tmp_path: Path, spelt: str
+) -> None:
+    """The same device's URL written another way (case, port, a fragment, an escaped
+    letter) is the same endpoint: refused with a 409, nothing kept, bob's alone."""
+    phone = Browser("https://push.example.net/p/bobs-phone")
+    await desk.post("/api/push/subscriptions", json=phone.subscription(), headers=bearer("bob"))
+    reply = await desk.post(
+        "/api/push/subscriptions", json=Browser(spelt).subscription(), headers=bearer("mallory")
+    )
+    assert reply.status_code == 409
+    subscriptions = PushSubscriptions(tmp_path)
+    assert subscriptions.of("mallory") == []
+    assert [s.info() for s in subscriptions.of("bob")] == [
+        {"endpoint": phone.endpoint, "keys": phone.subscription()["keys"]}
+    ]
+    # Bob's own browser spelling it so is his device again, not a second one.
+    again = Browser(spelt, key=phone.key, auth=phone.auth)
+    reply = await desk.post(
+        "/api/push/subscriptions", json=again.subscription(), headers=bearer("bob")
+    )
+    assert reply.json() == {"devices": 1}
+
+
+@pytest.mark.parametrize(
     "endpoint", ["https://push.example.net:0/p/1", "https://push.example.net:00/p/1"]
 )
 async def test_an_endpoint_on_port_0_is_refused_at_once(

@@ -257,6 +257,33 @@ def _shaped(value: object, *, added: float | None = None) -> Subscription:
     )
 
 
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with its escaped unreserved characters unescaped, the other escapes in
+    capitals: one spelling of what a server reads the same."""
+
+    def one(match: re.Match[str]) -> str:
+        char = chr(int(match[1], 16))
+        return char if char in _UNRESERVED else match[0].upper()
+
+    return _ESCAPE.sub(one, text)
+
+
+def _device_of(endpoint: str) -> str:
+    """The device an endpoint reaches, however its URL is spelt: the scheme and host in
+    small letters, the host without its final dot, the port named, no fragment (never
+    sent), escapes of letters undone."""
+    parts = urlsplit(endpoint)
+    host = (parts.hostname or "").rstrip(".")
+    port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 0)
+    query = f"?{_unescaped(parts.query)}" if parts.query else ""
+    return f"{parts.scheme}://[{host}]:{port}{_unescaped(parts.path) or '/'}{query}"
+
+
 def _same_keys(one: Subscription, other: Subscription) -> bool:
     """Whether two subscriptions hold the same keys (compared in constant time)."""
     mine = f"{one.p256dh}\x00{one.auth}".encode()
@@ -294,21 +321,22 @@ class PushSubscriptions:
     def add(self, actor_id: str, subscription: Subscription) -> bool:
         """Keep ``subscription`` for ``actor_id``; beyond :data:`MAX_PER_PERSON`, the oldest
         goes. A known endpoint of theirs is refreshed; one another person has moves to
-        ``actor_id`` only with the same keys (the same browser, signed in by them).
+        ``actor_id`` only with the same keys (the same browser, signed in by them). An
+        endpoint is known however its URL is spelt (the host's case, its port, an escaped
+        letter, a fragment).
 
         Returns:
             Whether it was kept: ``False`` when another person has the endpoint with other
             keys, and it stays theirs.
         """
+        device = _device_of(subscription.endpoint)
         with self._writing() as people:
             for owner, held in people.items():
                 for known in held if owner != actor_id else ():
-                    if known.endpoint == subscription.endpoint and not _same_keys(
-                        known, subscription
-                    ):
+                    if _device_of(known.endpoint) == device and not _same_keys(known, subscription):
                         return False
             for owner in list(people):
-                people[owner] = [s for s in people[owner] if s.endpoint != subscription.endpoint]
+                people[owner] = [s for s in people[owner] if _device_of(s.endpoint) != device]
             kept = [*people.get(actor_id, []), subscription]
             people[actor_id] = kept[-MAX_PER_PERSON:]
         return True
