@@ -22,7 +22,8 @@ Cedar allows or denies; one policy set gives the four decisions:
 - allowed: :class:`Allow`;
 - denied, and every determining policy is annotated ``@id("ask:...")``: :class:`Ask` (the
   policies may say ``@approvers("alice, bob")``, ``@quorum("2")``, ``@timeout("600")``,
-  checked when the policy is built; of several, each term is the first written one's);
+  checked when the policy is built; of several, the first written one's terms, all of
+  them: a term it leaves out is the tool's rule's, never another policy's);
 - denied by any other policy: :class:`Deny`, its reason the policies' ``@id`` and
   ``@reason("...")``;
 - denied with no determining policy (none applied): :class:`Abstain`.
@@ -339,19 +340,20 @@ def _ask_problem(note: dict[str, str]) -> str | None:
 
 
 def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
-    """An ask on the terms the ``ask:`` policies' annotations name (the first written that
-    names each)."""
-    approvers: list[str] | None = None
-    quorum: int | None = None
-    timeout: float | None = None
-    for note in notes:
-        if approvers is None and "approvers" in note:
-            approvers = _approvers(note["approvers"])
-        if quorum is None and "quorum" in note:
-            quorum = int(note["quorum"])
-        if timeout is None and "timeout" in note:
-            timeout = float(note["timeout"])
-    return Ask(approvers=approvers, quorum=quorum, timeout=timeout, reason=reason)
+    """An ask on the terms of the first written of the ``ask:`` policies that applied, all
+    of them its own: a term it leaves out is the tool's rule's, never another policy's.
+
+    Terms taken one by one from several policies would make an ask no author wrote (a
+    quorum of 2 of one approver named elsewhere, a short timeout meant for a small sum on a
+    large one), and one no check when the policy was built has seen.
+    """
+    note = notes[0]
+    return Ask(
+        approvers=_approvers(note["approvers"]) if "approvers" in note else None,
+        quorum=int(note["quorum"]) if "quorum" in note else None,
+        timeout=float(note["timeout"]) if "timeout" in note else None,
+        reason=reason,
+    )
 
 
 def _written(policy_id: str) -> tuple[int, str]:
