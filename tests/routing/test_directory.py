@@ -341,3 +341,26 @@ def test_checking_a_lattice_of_delegations_takes_steps_in_proportion_to_its_link
     assert _steps_building(people, 5, budget) <= budget
     with pytest.raises(ValueError, match=r"chain of 5 \(p0_0 -> p1_0 -> .* -> p5_0\).*=4"):
         _steps_building(people, 4, budget)
+
+
+def _one_after_another(count: int) -> dict[str, Person]:
+    """Alice's ``count`` delegations, each to someone else, each starting a minute after
+    the one before, all in force until January."""
+    minute = timedelta(minutes=1)
+    return {
+        "alice": Person(delegations=[away(f"d{n}", DEC + n * minute) for n in range(count)]),
+        "bob": Person(delegations=[away("alice")]),
+        **{f"d{n}": Person() for n in range(count)},
+    }
+
+
+def test_one_persons_delegations_starting_one_after_another_take_steps_in_proportion() -> None:
+    """At each start, every delegation of alice's in force was walked again: 2,000 of them
+    starting one after another took 2 million walks."""
+    people = _one_after_another(2_000)
+    budget = 200 * (2_001 + len(people))
+    assert _steps_building(people, 3, budget) <= budget
+    looping = {**people, "d1999": Person(delegations=[away("bob", DEC + timedelta(days=3))])}
+    cycle = r"at 2026-12-04T00:00:00\+00:00 make a cycle \(alice -> d1999 -> bob -> alice\)"
+    with pytest.raises(ValueError, match=cycle):
+        _steps_building(looping, 3, budget)

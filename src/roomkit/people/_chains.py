@@ -3,8 +3,12 @@ among the delegations in force at any moment.
 
 The set in force changes only when one starts or ends, and an end only takes links away, so
 checking at each start is checking at every moment. A cycle or chain that is new at a start
-holds a delegation starting then, so only the people up to ``max_chain`` links before those
-delegations are walked from. The links in force are kept from one start to the next (those
+holds a delegation starting then: the longest chain on from each such delegate and the
+longest back from its delegator say whether there is one, walking only the links within
+reach of the new ones (one person's thousands of delegations, each starting at its own
+moment, cost a short walk each, not one over all of theirs in force at every start). Only
+then are the people up to ``max_chain`` links before those delegations walked from, in the
+directory's order, to name it. The links in force are kept from one start to the next (those
 that ended taken out), and each walk remembers the longest chain on from everyone it has
 left, so a moment costs the links near the delegations starting then, however many paths
 they make (30 people each delegating to all of the next 30, five times over, are 24 million
@@ -64,17 +68,71 @@ def check_chains(people: Mapping[str, Person], max_chain: int) -> None:
             _unlink(links, actor, delegate)
             _unlink(back, delegate, actor)
         started: dict[str, None] = {}
+        new: list[tuple[str, str]] = []
         while index < len(edges) and edges[index][0] == moment:
             _, order, actor, delegate, ends = edges[index]
             _link(links, actor, delegate)
             _link(back, delegate, actor)
             heapq.heappush(ending, (ends, order, actor, delegate))
             started[actor] = None
+            new.append((actor, delegate))
             index += 1
+        if _within_bounds(links, back, new, max_chain, moment):
+            continue
+        # Something is wrong: walked as before, so that the message names what it named.
         walk = _Walk(links, max_chain, moment)
         # Walked in the directory's order: a cycle is named from whoever it lists first.
         for actor in sorted(_before(started, back, max_chain), key=listed.__getitem__):
             walk.start(actor)
+
+
+def _within_bounds(
+    links: _Links, back: _Links, new: list[tuple[str, str]], max_chain: int, moment: datetime
+) -> bool:
+    """Whether the links in force make no cycle and no chain over ``max_chain`` through the
+    ``new`` ones (the others made none when they started, and an end only takes links away).
+
+    A new cycle or chain over the bound holds a new link: the walks go on from its delegate
+    (a cycle through it comes back there) and back from its delegator, which no cycle is
+    left to hold once the walks on found none.
+    """
+    ahead = _Walk(links, max_chain, moment)
+    try:
+        for _, delegate in new:
+            ahead.start(delegate)
+    except ValueError:
+        return False
+    behind: dict[str, int] = {}
+    return all(
+        _longest_to(back, actor, behind) + 1 + ahead.longest(delegate) <= max_chain
+        for actor, delegate in new
+    )
+
+
+def _longest_to(back: _Links, root: str, known: dict[str, int]) -> int:
+    """The links in the longest chain ending at ``root``, read along ``back`` (which makes
+    no cycle), kept in ``known`` for everyone it passes (depth first, without recursion)."""
+    path = [root]
+    ahead = [iter(back.get(root, ()))]
+    longest = [0]
+    while path:
+        if path[-1] in known:
+            found = known[path.pop()]
+            ahead.pop()
+            longest.pop()
+        else:
+            earlier = next(ahead[-1], None)
+            if earlier is not None:
+                path.append(earlier)
+                ahead.append(iter(back.get(earlier, ())))
+                longest.append(0)
+                continue
+            known[path[-1]] = found = longest.pop()
+            path.pop()
+            ahead.pop()
+        if path and found + 1 > longest[-1]:
+            longest[-1] = found + 1
+    return known[root]
 
 
 def _link(links: _Links, actor: str, delegate: str) -> None:
@@ -156,6 +214,10 @@ class _Walk:
             path.append(delegate)
             ahead.append(iter(self._links.get(delegate, ())))
             longest.append(0)
+
+    def longest(self, actor: str) -> int:
+        """The links in the longest chain on from ``actor``, once a walk has left them."""
+        return self._longest[actor]
 
     def _cycle(self, cycle: list[str]) -> NoReturn:
         raise ValueError(
