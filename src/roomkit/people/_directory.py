@@ -229,9 +229,11 @@ class Directory:
         ident = first.ident(actor_id)
         link: Delegation | None = first
         chain: tuple[str, ...] = ()
+        passed: set[str] = set()  # the chain's names, looked up without reading them all
         until = first.ends
-        while link is not None and len(chain) < self.max_chain and link.to not in chain:
+        while link is not None and len(chain) < self.max_chain and link.to not in passed:
             chain = (*chain, link.to)
+            passed.add(link.to)
             until = min(until, link.ends)
             found.append(StandIn(link.to, actor_id, ident, until, chain))
             link = self.away(link.to, at, tool) if tool is not None else self._any(link.to, at)
