@@ -19,6 +19,7 @@ __all__ = [
     "DETACHED",
     "MODEL_CANCELLED",
     "MODEL_LOST",
+    "PARTICIPANT_LEFT",
     "SESSION_ENDED",
     "TURN_ENDED",
     "UNPLUGGED",
@@ -62,6 +63,9 @@ MODEL_LOST = "The connection to the model was lost before its result."
 CUT = "The call was cut before its result."
 UNPLUGGED = "The conference's realtime provider was unplugged before its result."
 DETACHED = "The conference was detached from the room before its result."
+
+# Why a request was refused without a person's word: the reason its waiter reads.
+PARTICIPANT_LEFT = "The person asked left the conference before answering."
 
 
 def error_body(message: str, **extra: str) -> str:

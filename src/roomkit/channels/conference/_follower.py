@@ -21,12 +21,14 @@ if TYPE_CHECKING:
     from roomkit.channels.base import Channel
     from roomkit.channels.conference._rooms import ConferenceRoom
 
-__all__ = ["Follower", "Heard"]
+__all__ = ["Follower", "Heard", "Left"]
 
 logger = logging.getLogger("roomkit.channels.conference")
 
 Heard = Callable[["ConferenceRoom", str], Awaitable[None]]
 """``await heard(room, participant_id)``: a participant's audio reached a followed room."""
+Left = Callable[["ConferenceRoom", str], Awaitable[None]]
+"""``await left(room, participant_id)``: a participant left a followed room's conference."""
 
 
 class Follower:
@@ -36,12 +38,16 @@ class Follower:
         channel: the channel following them; its kit's store takes the participants.
         backend: the conference server.
         heard: told whenever a participant's audio reaches a followed room.
+        left: told whenever a participant leaves a followed room's conference.
     """
 
-    def __init__(self, channel: Channel, backend: ConferenceBackend, heard: Heard) -> None:
+    def __init__(
+        self, channel: Channel, backend: ConferenceBackend, heard: Heard, left: Left
+    ) -> None:
         self._channel = channel
         self._backend = backend
         self._heard = heard
+        self._left = left
         self._by_conference: dict[str, ConferenceRoom] = {}
         self._unsubscribe = [
             backend.on_participant_joined(self._on_participant_joined),
@@ -89,6 +95,7 @@ class Follower:
         if conference_id is None:
             return
         room.conference_id, room.speaker = None, None
+        room.present.clear()
         room.departures.clear()
         self._by_conference.pop(conference_id, None)
         await self._backend.leave(conference_id)
@@ -112,6 +119,8 @@ class Follower:
         self, conference_id: str, participant: ConferenceParticipant
     ) -> None:
         room, kit = self._by_conference.get(conference_id), self._channel.kit
+        if room is not None:
+            room.present.add(participant.id)
         if room is not None and kit is not None:
             await kit.store.add_participant(
                 Participant(participant.id, room.room_id, participant.name)
@@ -125,6 +134,9 @@ class Follower:
         if room.speaker == participant_id:
             # Someone who left answers nothing: later calls are for nobody until someone speaks.
             room.speaker = None
+        if participant_id in room.present:
+            room.present.discard(participant_id)
+            await self._left(room, participant_id)
 
     async def _on_track_published(
         self, conference_id: str, participant_id: str, track: AudioTrack

@@ -31,6 +31,8 @@ class ConferenceRoom:
     """The plugged config the session was started under."""
     speaker: str | None = None
     """The participant whose audio reached the session last, while they are still there."""
+    present: set[str] = field(default_factory=set)
+    """The participants in the conference now, as the back end reported them."""
     departures: dict[str, int] = field(default_factory=dict)
     """How many times each participant left the conference, so that one who left while
     their speech started the session is not made the speaker once it has started."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from roomkit.channels._calls.declare import check_kind, warn_never_offered
 from roomkit.channels._voice.live import LiveSession
 from roomkit.channels.base import Channel
+from roomkit.channels.conference._departures import refuse_departed
 from roomkit.channels.conference._follower import Follower
 from roomkit.channels.conference._plugged import Plugged
 from roomkit.channels.conference._rooms import ConferenceRoom
@@ -68,7 +69,7 @@ class ConferenceChannel(Channel):
         self._rooms: dict[str, ConferenceRoom] = {}
         self._plugged: Plugged | None = None
         self._warned: set[str] = set()
-        self._follower = Follower(self, backend, self._heard)
+        self._follower = Follower(self, backend, self._heard, self._left)
         if realtime is not None:
             self.plug_realtime(realtime)
 
@@ -300,6 +301,16 @@ class ConferenceChannel(Channel):
                 return
         if room.departures.get(participant_id, 0) == departures:
             room.speaker = participant_id
+
+    async def _left(self, room: ConferenceRoom, participant_id: str) -> None:
+        """A participant left ``room``'s conference: refuse the requests they were the last
+        who could answer."""
+        plugged = self._plugged
+        human = plugged.human_input_handler if plugged is not None else None
+        if human is not None:
+            await refuse_departed(
+                human.handler, self.channel_id, room.room_id, participant_id, room.present
+            )
 
     # -- closing -----------------------------------------------------------------------------
 
