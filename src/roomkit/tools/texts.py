@@ -47,6 +47,7 @@ __all__ = [
     "result_blocked",
     "room_unavailable",
     "timed_out",
+    "too_many_calls",
     "too_many_waiting",
     "tool_withdrawn",
     "unencodable_arguments",
@@ -142,6 +143,14 @@ def unserved(name: str) -> str:
 def timed_out(message: str) -> str:
     """The tool missed its bound (``message`` is the :class:`ToolTimeoutError`'s)."""
     return error_body(message)
+
+
+def too_many_calls(name: str, limit: int) -> str:
+    """The model made more calls at once than the channel runs; this one was not run."""
+    return error_body(
+        f"Tool '{name}' did not run: the model made more than {limit} tool calls at once; "
+        "wait for their results before calling again"
+    )
 
 
 def too_many_waiting(name: str, waiting: int) -> str:

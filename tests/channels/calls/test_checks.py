@@ -59,7 +59,7 @@ def test_cut_arguments_are_refused_before_the_tool_is_looked_up() -> None:
     cut = arguments_cut(partial)
     assert cut is not None
     with pytest.raises(ChannelRefusalError) as caught:
-        check(site(), "teleport", {}, cut=cut)
+        check(site(), "teleport", {}, refusal=cut)
     assert "were cut off" in error(caught.value.message)
     assert "must be valid Unicode text: at q" in error(arguments_cut(screened) or "{}")
     assert arguments_cut(whole) is None

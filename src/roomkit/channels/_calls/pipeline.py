@@ -40,19 +40,20 @@ async def run_call(
     arguments: Any,
     *,
     cut_hint: Callable[[], str],
-    cut_arguments: str | None = None,
+    refusal: str | None = None,
 ) -> CallOutcome:
     """Run one call at ``site`` on ``server``; return the outcome the model reads.
 
     Args:
         cut_hint: why the call has no result, asked when it is cut.
-        cut_arguments: the refusal of a call whose arguments were cut, if they were.
+        refusal: the channel's refusal of the call, decided before it runs (its arguments
+            were cut, too many calls run), if any.
     """
     kit = site.kit
     try:
         # The requests the call creates go to the hooks of the kit whose channel serves it.
         with kit.announcing() if kit is not None else contextlib.nullcontext():
-            outcome = await _decide(site, server, name, arguments, cut_arguments)
+            outcome = await _decide(site, server, name, arguments, refusal)
     except asyncio.CancelledError:
         await report(site, name, cut(name, arguments, cut_hint()))
         raise
@@ -60,10 +61,10 @@ async def run_call(
 
 
 async def _decide(
-    site: CallSite, server: ToolServer, name: str, arguments: Any, cut_arguments: str | None
+    site: CallSite, server: ToolServer, name: str, arguments: Any, refusal: str | None
 ) -> CallOutcome:
     try:
-        tool = check(site, name, arguments, cut=cut_arguments)
+        tool = check(site, name, arguments, refusal=refusal)
     except ChannelRefusalError as refusal:
         return refused(refusal.message, arguments if isinstance(arguments, dict) else {})
     decision = await gate(site, name, arguments, tool)

@@ -19,6 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from roomkit.channels._calls.checks import crowded
 from roomkit.channels._calls.outcome import CallOutcome, cut
 from roomkit.channels._calls.pipeline import run_call
 from roomkit.channels._calls.report import report
@@ -100,10 +101,16 @@ class VoiceCall:
         """Why the call has no result, once it is cut."""
         return self.live.cut_hint(self.call_id)
 
-    async def run(self) -> CallOutcome:
-        """Run the call through the pipeline; return the outcome the model reads."""
+    async def run(self, refusal: str | None = None) -> CallOutcome:
+        """Run the call through the pipeline (refused with ``refusal``, if given); return
+        the outcome the model reads."""
         return await run_call(
-            self.site(), self.server, self.name, self.arguments, cut_hint=self.cut_hint
+            self.site(),
+            self.server,
+            self.name,
+            self.arguments,
+            cut_hint=self.cut_hint,
+            refusal=refusal,
         )
 
 
@@ -121,16 +128,19 @@ def take(call: VoiceCall) -> None:
 
 
 def spawn(call: VoiceCall) -> asyncio.Task[CallOutcome]:
-    """Serve ``call`` in a task tracked by its session; return the task."""
+    """Serve ``call`` in a task tracked by its session; return the task. A call made while
+    the session runs :data:`~roomkit.channels._calls.checks.MAX_CALLS_AT_ONCE` calls already
+    is refused."""
     name = f"{call.server.channel_type}-call-{call.call_id}"
-    task = asyncio.get_running_loop().create_task(_answer(call), name=name)
+    refusal = crowded(call.name, len(call.live.calls))
+    task = asyncio.get_running_loop().create_task(_answer(call, refusal), name=name)
     call.live.track(call.call_id, task)
     return task
 
 
-async def _answer(call: VoiceCall) -> CallOutcome:
+async def _answer(call: VoiceCall, refusal: str | None) -> CallOutcome:
     try:
-        outcome = await call.run()
+        outcome = await call.run(refusal)
     except Exception as error:
         # A bug in the pipeline must still give the model an answer, or it waits forever.
         logger.exception("Call %s to %s failed in the channel", call.call_id, call.name)
