@@ -5,6 +5,11 @@ conference, the participants who join it go on the room's roster, the audio trac
 publish are subscribed, and a participant who leaves stops being the one the room's calls are
 for. Their audio itself goes to the model over the provider's own media path; the channel only
 hears that someone spoke, which starts the room's session and names whom its calls are for.
+
+The ids come from the conference's clients, so nothing about them is taken on trust. Audio of
+someone not in the conference (a chunk delivered after its speaker left) names nobody. An id
+no request can name as its actor (empty, longer than an actor id may be, or text UTF-8 cannot
+encode) stays off the roster, and its speech makes the room's calls for nobody.
 """
 
 from __future__ import annotations
@@ -13,15 +18,17 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from roomkit._storable import unencodable_text
 from roomkit.conference.base import AudioTrack, ConferenceBackend, ConferenceParticipant
 from roomkit.core.exceptions import ChannelStateError
+from roomkit.models.json_limits import MAX_ID_CHARS
 from roomkit.models.room import Participant
 
 if TYPE_CHECKING:
     from roomkit.channels.base import Channel
     from roomkit.channels.conference._rooms import ConferenceRoom
 
-__all__ = ["Follower", "Heard", "Left"]
+__all__ = ["Follower", "Heard", "Left", "nameable"]
 
 logger = logging.getLogger("roomkit.channels.conference")
 
@@ -119,9 +126,18 @@ class Follower:
         self, conference_id: str, participant: ConferenceParticipant
     ) -> None:
         room, kit = self._by_conference.get(conference_id), self._channel.kit
-        if room is not None:
-            room.present.add(participant.id)
-        if room is not None and kit is not None:
+        if room is None:
+            return
+        room.present.add(participant.id)
+        if not nameable(participant.id):
+            logger.warning(
+                "Participant %.80r of conference %s has an id no request can name: their "
+                "speech makes the room's calls for nobody",
+                participant.id,
+                conference_id,
+            )
+            return
+        if kit is not None:
             await kit.store.add_participant(
                 Participant(participant.id, room.room_id, participant.name)
             )
@@ -136,7 +152,8 @@ class Follower:
             room.speaker = None
         if participant_id in room.present:
             room.present.discard(participant_id)
-            await self._left(room, participant_id)
+            if nameable(participant_id):
+                await self._left(room, participant_id)
 
     async def _on_track_published(
         self, conference_id: str, participant_id: str, track: AudioTrack
@@ -157,5 +174,15 @@ class Follower:
         # The speech itself goes to the model over the provider's own media path.
         del chunk
         room = self._by_conference.get(conference_id)
-        if room is not None:
+        if room is not None and participant_id in room.present:
             await self._heard(room, participant_id)
+
+
+def nameable(participant_id: object) -> bool:
+    """Whether a request can name ``participant_id`` as its actor: non-empty text of at most
+    :data:`~roomkit.models.json_limits.MAX_ID_CHARS` characters that UTF-8 can encode."""
+    return (
+        isinstance(participant_id, str)
+        and 0 < len(participant_id) <= MAX_ID_CHARS
+        and (participant_id.isascii() or unencodable_text(participant_id) is None)
+    )

@@ -24,7 +24,7 @@ from roomkit.channels._calls.declare import check_kind, warn_never_offered
 from roomkit.channels._voice.live import LiveSession
 from roomkit.channels.base import Channel
 from roomkit.channels.conference._departures import refuse_departed
-from roomkit.channels.conference._follower import Follower
+from roomkit.channels.conference._follower import Follower, nameable
 from roomkit.channels.conference._plugged import Plugged
 from roomkit.channels.conference._rooms import ConferenceRoom
 from roomkit.channels.conference.config import ConferenceRealtimeConfig
@@ -288,7 +288,8 @@ class ConferenceChannel(Channel):
 
     async def _heard(self, room: ConferenceRoom, participant_id: str) -> None:
         """A participant's audio reached ``room``: start its session, and make its calls
-        theirs, unless they left while it started."""
+        theirs (for nobody, when no request can name them), unless they left while it
+        started."""
         plugged = self._plugged
         if plugged is None or self.closing:
             return
@@ -300,7 +301,7 @@ class ConferenceChannel(Channel):
                 logger.exception("Could not start the realtime session of room %s", room.room_id)
                 return
         if room.departures.get(participant_id, 0) == departures:
-            room.speaker = participant_id
+            room.speaker = participant_id if nameable(participant_id) else None
 
     async def _left(self, room: ConferenceRoom, participant_id: str) -> None:
         """A participant left ``room``'s conference: refuse the requests they were the last
