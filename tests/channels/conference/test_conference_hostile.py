@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.channels.conference.conference_harness import MakeConference
-from tests.channels.realtime_harness import ANSWER, Watched, attach, new_human
+from tests.channels.realtime_harness import (
+    ANSWER,
+    Watched,
+    attach,
+    attached_on_sqlite,
+    new_human,
+)
 
 from roomkit import HookTrigger, PendingInputEvent, RoomKit
 from roomkit.channels.conference import ConferenceChannel, ConferenceRealtimeConfig
@@ -84,3 +91,17 @@ async def test_audio_arriving_after_its_speaker_left_names_nobody() -> None:
     event = await h.questions.get()
     assert event.actor_id is None
     await kit.close()
+
+
+async def test_a_name_utf8_cannot_encode_is_kept_on_a_sqlite_roster(tmp_path: Path) -> None:
+    """The name is shown with U+FFFD in place of its lone surrogate; its owner stays listed."""
+    backend = MockConferenceBackend()
+    config = ConferenceRealtimeConfig(MockRealtimeProvider(), human_input_handler=new_human())
+    conference = ConferenceChannel("conf", backend=backend, realtime=config)
+    async with attached_on_sqlite(conference, tmp_path / "rooms.db") as kit:
+        await conference.join("r1")
+        await backend.simulate_participant_joined("r1", "alice", name="Al\ud800ice")
+
+        roster = await kit.store.list_participants("r1")
+
+    assert [(p.id, p.name) for p in roster] == [("alice", "Al\ufffdice")]

@@ -9,7 +9,8 @@ hears that someone spoke, which starts the room's session and names whom its cal
 The ids come from the conference's clients, so nothing about them is taken on trust. Audio of
 someone not in the conference (a chunk delivered after its speaker left) names nobody. An id
 no request can name as its actor (empty, longer than an actor id may be, or text UTF-8 cannot
-encode) stays off the roster, and its speech makes the room's calls for nobody.
+encode) stays off the roster, and its speech makes the room's calls for nobody. A display
+name goes on the roster with U+FFFD in place of each lone surrogate, which no store writes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from roomkit._storable import unencodable_text
+from roomkit._storable import replaced_surrogates, unencodable_text
 from roomkit.conference.base import AudioTrack, ConferenceBackend, ConferenceParticipant
 from roomkit.core.exceptions import ChannelStateError
 from roomkit.models.json_limits import MAX_ID_CHARS
@@ -138,9 +139,10 @@ class Follower:
             )
             return
         if kit is not None:
-            await kit.store.add_participant(
-                Participant(participant.id, room.room_id, participant.name)
-            )
+            name = participant.name
+            if isinstance(name, str) and not name.isascii():
+                name = replaced_surrogates(name)
+            await kit.store.add_participant(Participant(participant.id, room.room_id, name))
 
     async def _on_participant_left(self, conference_id: str, participant_id: str) -> None:
         room = self._by_conference.get(conference_id)
