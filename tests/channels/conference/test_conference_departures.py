@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from tests.channels.conference.conference_harness import ConferenceHarness, MakeConference
 from tests.channels.realtime_harness import ANSWER, ASK, body
 
-from roomkit import Approval, HumanInputToolHandler
+from roomkit import Approval, HumanInputToolHandler, PendingInputEvent
 from roomkit.models.pending_input import PendingInputStatus
 
 LEFT = "The person asked left the conference before answering."
@@ -18,12 +20,17 @@ async def status_of(h: ConferenceHarness, pending_id: str) -> PendingInputStatus
     return request.status
 
 
+async def alice_asked(h: ConferenceHarness) -> PendingInputEvent:
+    """Alice speaks and the model asks her; the question."""
+    await h.speak("alice")
+    await h.call("call-1", "Ask", {"question": "Color?"})
+    return await h.questions.get()
+
+
 async def test_a_participant_who_leaves_has_their_question_refused(make: MakeConference) -> None:
     """The model reads at once that the person asked left; the history says so too."""
     h = await make()
-    await h.speak("alice")
-    await h.call("call-1", "Ask", {"question": "Color?"})
-    event = await h.questions.get()
+    event = await alice_asked(h)
     assert h.human is not None
 
     await h.backend.simulate_participant_left("r1", "alice")
@@ -95,9 +102,7 @@ async def test_an_approval_whose_approver_leaves_is_refused(make: MakeConference
 
 async def test_leaving_twice_refuses_once(make: MakeConference) -> None:
     h = await make()
-    await h.speak("alice")
-    await h.call("call-1", "Ask", {"question": "Color?"})
-    event = await h.questions.get()
+    event = await alice_asked(h)
     assert h.human is not None
 
     await h.backend.simulate_participant_left("r1", "alice")
@@ -108,3 +113,20 @@ async def test_leaving_twice_refuses_once(make: MakeConference) -> None:
     assert (await h.report("Ask")).is_error
     history = await h.human.handler.history(event.pending_id)
     assert [entry["type"] for entry in history] == ["created", "settled"]
+
+
+async def test_an_answer_given_as_they_leave_is_the_one_the_model_reads(
+    make: MakeConference,
+) -> None:
+    h = await make()
+    event = await alice_asked(h)
+    assert h.human is not None
+
+    answered, _ = await asyncio.gather(
+        h.human.handler.aresolve(event.pending_id, ANSWER, by="alice"),
+        h.backend.simulate_participant_left("r1", "alice"),
+    )
+
+    assert answered
+    assert await h.provider.wait_for_tool_result("call-1") == ANSWER
+    assert await status_of(h, event.pending_id) is PendingInputStatus.RESOLVED
