@@ -10,7 +10,6 @@ import pytest
 from ai_harness import LOOKUP, Build, ask, new_human, round_of, tool_call
 
 from roomkit import HookTrigger, InboundMessage, RoomKit, TextContent
-from roomkit.channels._calls.checks import MAX_CALLS_AT_ONCE
 from roomkit.channels.ai import AIChannel
 from roomkit.core.exceptions import ProviderTimeoutError
 from roomkit.providers.ai.base import AIContext, AIResponse
@@ -333,22 +332,3 @@ async def test_a_model_call_that_never_answers_fails_at_the_turn_budget() -> Non
     finally:
         await kit.close()
     assert [reply.content.body for reply in result.responses] == ["Here now."]
-
-
-async def test_a_round_runs_no_more_calls_than_the_bound(build: Build) -> None:
-    """The calls past the bound are refused, each with a text the model reads."""
-    total = MAX_CALLS_AT_ONCE + 3
-    calls = [ask(id=f"tc-{n}") for n in range(total)]
-    h = await build(round_of(*calls))
-    asked = h.answer_from_hook()
-
-    await h.say()
-
-    assert len(asked) == MAX_CALLS_AT_ONCE
-    refusal = error(
-        f"Tool 'Ask' did not run: the model made more than {MAX_CALLS_AT_ONCE} tool calls at "
-        "once; wait for their results before calling again"
-    )
-    assert h.read()[MAX_CALLS_AT_ONCE:] == [(refusal, True)] * 3
-    assert all(not is_error for _, is_error in h.read()[:MAX_CALLS_AT_ONCE])
-    assert h.report(f"tc-{total - 1}").outcome == "refused"

@@ -119,4 +119,3 @@ def test_a_long_chain_compares_names_in_proportion_to_its_length() -> None:
     assert len(found) == 3_000
     assert found[-1].chain == tuple(names[1:])
     assert COMPARED[0] <= 4 * 3_000
-

@@ -2,7 +2,7 @@
 
 A call is refused when its arguments were cut (the provider stopped before they were
 complete, or they hold text UTF-8 cannot encode and were screened), when the model made more
-calls at once than the channel runs (:data:`MAX_CALLS_AT_ONCE`), when the tool was not
+calls at once than a realtime session runs (:data:`MAX_CALLS_AT_ONCE`), when the tool was not
 offered where the call was made, and when its arguments break the tool's JSON Schema (or,
 for ``AskUserQuestion``, ask no question or repeat an option's label). Each
 refusal raises :class:`~roomkit.ChannelRefusalError` with the text the model reads.
@@ -28,7 +28,8 @@ UNENCODABLE = "unencodable_arguments"
 """The metadata entry of a screened call: what was wrong with its arguments."""
 
 MAX_CALLS_AT_ONCE = 64
-"""The most calls a model has run at once: of one AI round, or open in one realtime session.
+"""The most calls a realtime model has open at once in one session (a voice or conference
+channel's: its calls come as it speaks, with no round that ends them).
 
 Each call may put a question before a person or run a host tool; a model writing thousands
 in one turn (a loop, an injected prompt) would ask thousands of questions. A call past the
@@ -47,7 +48,7 @@ def arguments_cut(call: AIToolCall) -> str | None:
 
 def crowded(name: str, running: int) -> str | None:
     """The refusal the model reads for a call to ``name`` made while ``running`` calls of
-    its round or session run already, or ``None`` while that is under the bound."""
+    its session run already, or ``None`` while that is under the bound."""
     if running < MAX_CALLS_AT_ONCE:
         return None
     return texts.too_many_calls(name, MAX_CALLS_AT_ONCE)

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from roomkit.channels._calls.checks import arguments_cut, crowded
+from roomkit.channels._calls.checks import arguments_cut
 from roomkit.channels._calls.outcome import cut
 from roomkit.channels._calls.pipeline import run_call
 from roomkit.channels._calls.report import report
@@ -173,15 +173,11 @@ class Turn:
 
     async def _journaled(self, call: AIToolCall, round_no: int, position: int) -> AIToolResultPart:
         if self.journal is None:
-            return await self.run_call(call, position)
-        return await self.journal.result(
-            round_no, position, functools.partial(self.run_call, call, position)
-        )
+            return await self.run_call(call)
+        return await self.journal.result(round_no, position, functools.partial(self.run_call, call))
 
-    async def run_call(self, call: AIToolCall, position: int = 0) -> AIToolResultPart:
-        """One call: the provider's (``_external``), or the pipeline's at the turn's site.
-        The round's calls from :data:`MAX_CALLS_AT_ONCE` on (``position``, from 0) are
-        refused."""
+    async def run_call(self, call: AIToolCall) -> AIToolResultPart:
+        """One call: the provider's (``_external``), or the pipeline's at the turn's site."""
         if _external.takes(self, call):
             outcome = await _external.run(self, call)
         else:
@@ -191,7 +187,7 @@ class Turn:
                 call.name,
                 call.arguments,
                 cut_hint=self.cut_hint,
-                refusal=arguments_cut(call) or crowded(call.name, position),
+                refusal=arguments_cut(call),
             )
         return AIToolResultPart(
             tool_call_id=call.id,

@@ -50,8 +50,7 @@ class AIChannel(ToolChannel):
         tool_timeouts: per-tool bounds, overriding the defaults (human-input names included).
         tool_loop_timeout_seconds: no new model round starts after this long, and no one
             model call runs longer (one that does fails the turn with ``ProviderTimeoutError``).
-        max_tool_rounds: the most tool rounds in one turn. A round runs at most 64 of its
-            calls; the model reads a refusal for each call past them.
+        max_tool_rounds: the most tool rounds in one turn.
         history_limit: how many of the room's recent events the model sees.
         concurrent_turns: let the kit run several turns of this channel in one room at once.
             By default a message that arrives while a turn runs in its room waits for that
