@@ -249,11 +249,10 @@ async def test_what_a_model_wrote_reads_as_text(slack: Slack, slack_api: SlackAP
 async def test_long_texts_are_clipped_to_what_slack_takes(
     slack: Slack, slack_api: SlackAPI
 ) -> None:
-    request = await _ask({"question": "Q" * 5000, "options": ["x" * 100, "y"]})
+    request = await _ask({"question": "Q" * 5000})
     await slack.send(_notice(request))
     blocks = _parsed(slack_api.posted()[0]["blocks"])
     assert len(blocks[1]["text"]["text"]) <= 3000
-    assert _buttons(blocks)[0][0] == "x" * 74 + "…"
 
 
 async def _posted_twice(slack: Slack, request: PendingInput) -> tuple[dict[str, Any], ...]:

@@ -162,6 +162,7 @@ class DeskMetrics:
         that leaves it open), ``vote_in`` (a voter clicking again: their vote is in
         already), ``forged``, ``replayed``, ``not_yours``, ``unknown_user``,
         ``already_settled``, ``stale`` (a decision on arguments since edited), ``unfit``,
+        ``too_long`` (an answer to a request longer than its message showed),
         ``rate_limited``, ``invalid``, ``other_team`` (from a workspace other than the
         surface's ``team``), ``modal`` (a modal's submission, refused), ``ignored`` or
         ``store_error``."""

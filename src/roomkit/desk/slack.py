@@ -8,7 +8,8 @@ the directory, and settles the request as that actor under the desk's own rule o
 answer (:class:`~roomkit.desk.auth.Access`, as for an actor token). Whoever may not answer
 is told so in an ephemeral message, and nothing changes. A click on an approval decides on
 the arguments its message showed (the digest its button names) or on none: after an edit,
-the clicker is shown the new arguments instead.
+the clicker is shown the new arguments instead. A request too long for its message
+(:func:`~roomkit.notify.slack_blocks.too_long`) takes no click but a Reject.
 
 Every outcome is counted in ``roomkit_slack_interactions_total{outcome}``; a refusal is a
 4xx with ``{"detail": str}``, never a 500: a body over 256 KiB gets 413, and a ``payload``
@@ -50,7 +51,7 @@ from roomkit.desk.headers import guard
 from roomkit.desk.shapes import AnswerBody
 from roomkit.models.kinds import option_labels
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_blocks
+from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_blocks, too_long
 from roomkit.notify.surface import Directory, Notice
 from roomkit.notify.wording import asked_text, clip, outcome_line, request_kind
 from roomkit.stores import approved_by
@@ -86,6 +87,10 @@ VOTE_CAST = (
 STALE = (
     "The arguments changed after this message was sent, so nothing was decided. They are "
     "now:\n{now}\nDecide on these in the desk, or on a newer message."
+)
+TOO_LONG = (
+    "This request is too long for its Slack message, so nothing was changed: read it whole "
+    "and decide in the desk."
 )
 UNNAMED = (
     "This button does not say which arguments it decides on (its message is older than this "
@@ -275,6 +280,10 @@ class SlackInteractions:
             request = current[0] if current else found
             if request.status is not PendingInputStatus.PENDING:
                 return _ephemeral(settled_detail(request)), "already_settled"
+            if action.verb != "reject" and too_long(request):
+                # The message could not show it all, whatever buttons it carries (one sent by
+                # an older release offers Approve): only a refusal, which runs nothing, counts.
+                return _ephemeral(TOO_LONG), "too_long"
             text = _answer(request, action)
             if text is None:
                 return _ephemeral(UNFIT), "unfit"

@@ -7,6 +7,11 @@ few options, a confirmation, an approval. Every other shape gets an "Answer in t
 link button. Once the request settles, the message is replaced by
 what was asked and how it ended.
 
+A request longer than a message shows (:func:`too_long`) is cut short, and then no button
+approves or answers it: the person would decide on what they have not read. The message says
+it is too long to decide there, and links to the desk; an approval keeps Reject, as refusing
+a call runs nothing.
+
 A button's ``value`` is the request's id and its ``action_id`` says what the click means
 (:func:`parse_action`); the desk's interactivity endpoint reads the answer from the request
 as the store holds it, so a click carries no answer text of its own to trust. An approval's
@@ -44,18 +49,22 @@ from roomkit.notify.wording import asked_text, clip, headline, outcome_line, req
 __all__ = [
     "ACTION_PREFIX",
     "MAX_CHOICE_BUTTONS",
+    "TOO_LONG",
     "Action",
     "escape",
     "message_blocks",
     "notification_text",
     "parse_action",
     "settled_blocks",
+    "too_long",
 ]
 
 ACTION_PREFIX = "roomkit:"
 """Every action id of a roomkit message starts with it."""
 MAX_CHOICE_BUTTONS = 10
 """A single choice among more options than this is answered in the desk."""
+TOO_LONG = "Too long to decide here: open it in the desk"
+"""The last line of a message whose request is cut short."""
 _TEXT_MAX = 2900
 _BUTTON_MAX = 75
 _HEADER_MAX = 150
@@ -104,6 +113,20 @@ def _plain(text: str, limit: int = _TEXT_MAX) -> PlainTextObject:
     return PlainTextObject(text=clip(shown(text) or " ", limit), emoji=False)
 
 
+def too_long(request: PendingInput) -> bool:
+    """Whether what ``request`` asks is longer than its message shows: then the message is
+    cut short, and no button of it approves or answers (a Reject stays)."""
+    return len(shown(asked_text(request))) > _TEXT_MAX
+
+
+def _asked(request: PendingInput) -> str:
+    """What the message shows of ``request``: all of it, or its start and :data:`TOO_LONG`."""
+    asked = shown(asked_text(request))
+    if not too_long(request):
+        return asked
+    return f"{clip(asked, _TEXT_MAX - len(TOO_LONG) - 2)}\n\n{TOO_LONG}"
+
+
 def notification_text(notice: Notice, *, in_channel: bool = False) -> str:
     """The message's text for notifications and screen readers: the headline and the question.
 
@@ -122,17 +145,24 @@ style."""
 
 
 def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
-    """The buttons that answer ``request`` in one click (none for the other shapes)."""
+    """The buttons that answer ``request`` in one click (none for the other shapes); for a
+    request :func:`too_long` for its message, none but an approval's Reject."""
+    clipped = too_long(request)
     if kind == "approval":
         # Each names the arguments the message shows: a click decides on those or on none.
         named = request.arguments_digest or arguments_digest(request.tool_name, request.arguments)
         # An approval may take fewer decisions (a framework's): a button it refuses is none.
         allowed = allowed_decisions(request)
+        # A refusal runs nothing, whatever the person did not read: it alone stays.
+        offered = {"reject"} if clipped else {"approve", "reject"}
         return [
             ButtonElement(text=text, action_id=f"{ACTION_PREFIX}{decision}:{named}", style=style)
             for decision, text, style in _DECIDING
-            if decision in allowed
+            if decision in allowed and decision in offered
         ]
+    if clipped:
+        # A No answers a confirmation as much as a Yes: neither decides what was not shown.
+        return []
     if kind == Kind.CONFIRM:
         return [
             ButtonElement(text="Yes", action_id=f"{ACTION_PREFIX}confirm:yes", style="primary"),
@@ -177,7 +207,7 @@ def message_blocks(
         button.value = request.pending_id
     blocks: list[Block] = [
         HeaderBlock(text=_plain(headline(notice, kind, to_you=not in_channel), _HEADER_MAX)),
-        SectionBlock(text=_plain(asked_text(request))),
+        SectionBlock(text=_plain(_asked(request))),
     ]
     context: list[PlainTextObject | MarkdownTextObject] = []
     if mention and _SLACK_ID.fullmatch(mention):
