@@ -96,3 +96,19 @@ async def test_a_question_cut_short_is_answered_in_the_desk(
     assert buttons == ["roomkit:open"]
     assert text.endswith(f"…\n\n{TOO_LONG}")
     assert len(text) <= 3000
+
+
+@pytest.mark.parametrize(("size", "buttons"), [(75, 2), (76, 0)])
+async def test_an_option_too_long_for_its_button_is_chosen_in_the_desk(
+    slack: Slack, slack_api: SlackAPI, size: int, buttons: int
+) -> None:
+    """A button shows at most 75 characters: one cut short could choose what it does not say
+    (two options alike in their first 74 characters would read the same), so then no option
+    gets a button."""
+    options = [f"Delete the staging database{'.' * (size - 27)}", "Keep it"]
+    request = await HumanInputHandler().create_detached(
+        "AskUserQuestion", {"question": "Which?", "options": options}, actor_id="alice"
+    )
+    text, shown = await _posted(slack, slack_api, _notice(request))
+    assert shown == [f"roomkit:choose:{n}" for n in range(buttons)] + ["roomkit:open"]
+    assert text == f"Which?\n• {options[0]}\n• Keep it"

@@ -10,7 +10,8 @@ what was asked and how it ended.
 A request longer than a message shows (:func:`too_long`) is cut short, and then no button
 approves or answers it: the person would decide on what they have not read. The message says
 it is too long to decide there, and links to the desk; an approval keeps Reject, as refusing
-a call runs nothing.
+a call runs nothing. A choice whose option does not fit on its button is answered in the desk
+too.
 
 A button's ``value`` is the request's id and its ``action_id`` says what the click means
 (:func:`parse_action`); the desk's interactivity endpoint reads the answer from the request
@@ -173,10 +174,11 @@ def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
     labels = option_labels(request.arguments.get("options")) or []
     if not labels or len(labels) > MAX_CHOICE_BUTTONS:
         return []
+    if any(len(label) > _BUTTON_MAX for label in labels):
+        # A label cut short on its button could choose what it does not say.
+        return []
     return [
-        ButtonElement(
-            text=clip(shown(label), _BUTTON_MAX), action_id=f"{ACTION_PREFIX}choose:{index}"
-        )
+        ButtonElement(text=shown(label), action_id=f"{ACTION_PREFIX}choose:{index}")
         for index, label in enumerate(labels)
     ]
 
