@@ -64,6 +64,9 @@ def _options(spec: dict[str, Any]) -> dict[str, Any]:
     if "heartbeat" in spec:
         heartbeat = timedelta(seconds=spec["heartbeat"])
         options["activity_timeouts"] = ActivityTimeouts(heartbeat=heartbeat)
+    if "unpolled" in spec:
+        unpolled = timedelta(seconds=spec["unpolled"])
+        options["activity_timeouts"] = ActivityTimeouts(unpolled=unpolled)
     if "activity_timeouts_raw" in spec:  # what is no ActivityTimeouts at all
         options["activity_timeouts"] = spec["activity_timeouts_raw"]
     return options
@@ -273,6 +276,19 @@ class ContinueWhileAsking:
     @workflow.signal
     def next(self) -> None:
         self.going_on = True
+
+
+@workflow.defn
+class ContinueThenAsk:
+    """Continues as new ``count`` times without asking, then asks once and returns the
+    answer."""
+
+    @workflow.run
+    async def run(self, count: int) -> dict[str, Any]:
+        if count > 0:
+            workflow.continue_as_new(count - 1)
+        answer = await ask_person("choose", {"question": "Which hotel?"}, actor="alice")
+        return {"answer": answer}
 
 
 @workflow.defn

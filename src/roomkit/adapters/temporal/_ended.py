@@ -236,9 +236,10 @@ async def withdraw_earlier_runs(
     Each run's requests are read by id, the ids its create activities returned (as its
     history says): the open requests of other workflows are not read. The runs are gone
     back through while they asked nothing (a run that asked withdrew those before it with
-    its first ask). What Temporal does not tell within :data:`CHECK_WITHIN` is logged, and
-    left to the answer check, as is a request whose create the run ended before it heard
-    of.
+    its first ask), one history read each: how a run ended is asked of Temporal only for a
+    run with a request still open. What Temporal does not tell within :data:`CHECK_WITHIN`
+    is logged, and left to the answer check, as is a request whose create the run ended
+    before it heard of.
 
     Raises:
         StoreError: the store cannot be reached for now (the ask's create is retried).
@@ -248,16 +249,31 @@ async def withdraw_earlier_runs(
         earlier = Origin(origin.workflow_id, run_id, origin.seq)
         try:
             async with asyncio.timeout(CHECK_WITHIN):
-                ended = await run_ended(client, earlier)
                 asked, made, run_id = await _asks_of(client, earlier)
         except (RPCError, TimeoutError) as error:
-            logger.warning("could not learn whether run %s ended: %s", earlier, error)
+            logger.warning("could not read which requests run %s made: %s", earlier, error)
             return
-        if ended is not None:
-            for pending_id in made:
-                await _withdraw_open(handler, pending_id, unanswered(ended))
+        still_open = [request.pending_id for request in await _open(handler, made)]
+        if still_open:
+            try:
+                async with asyncio.timeout(CHECK_WITHIN):
+                    ended = await run_ended(client, earlier)
+            except (RPCError, TimeoutError) as error:
+                logger.warning("could not learn whether run %s ended: %s", earlier, error)
+                return
+            if ended is not None:
+                for pending_id in still_open:  # a check-and-set: one settled meanwhile stays
+                    await handler.arelease(pending_id, reason=unanswered(ended))
         if asked:
             return
+
+
+async def _open(handler: HumanInputHandler, pending_ids: list[str]) -> list[PendingInput]:
+    """The requests of ``pending_ids`` that are still open (none read when there are none)."""
+    if not pending_ids:
+        return []
+    requests = [await handler.get_request(pending_id) for pending_id in pending_ids]
+    return [r for r in requests if r is not None and r.status is PendingInputStatus.PENDING]
 
 
 async def _asks_of(client: Client, origin: Origin) -> tuple[bool, list[str], str]:
