@@ -459,6 +459,20 @@ async def test_a_worker_without_roomkits_activities_fails_the_ask_clearly(world:
 
 
 @SQLITE_ONLY
+async def test_a_worker_with_no_activities_fails_the_ask_saying_what_to_add(world: World) -> None:
+    """A worker given no activities polls for none: nobody takes the ask's create, and the
+    ask fails once ``unpolled`` has passed, instead of waiting for ever."""
+    worker = Worker(world.client, task_queue=world.task_queue, workflows=[Ask])
+    async with worker:
+        handle = await world.start(Ask, {"unpolled": 1})
+        async with asyncio.timeout(30):  # a bound on a hang, not a wait for state
+            result = await handle.result()
+    assert result["error"] == "RuntimeError"
+    assert "activities=roomkit.adapters.temporal.activities(handler)" in result["message"]
+    assert repr(world.task_queue) in result["message"]
+
+
+@SQLITE_ONLY
 async def test_a_workflow_file_imports_the_workers_own_adapter_not_a_fresh_copy(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

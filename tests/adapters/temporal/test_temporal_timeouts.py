@@ -37,6 +37,8 @@ async def test_an_asks_activities_carry_its_timeouts(
         ({"start_to_close": timedelta(seconds=-1)}, "start_to_close must be a positive"),
         ({"start_to_close": timedelta(days=36_501)}, r"over the 3,153,600,000 \(a century\)"),
         ({"heartbeat": timedelta(seconds=30)}, r"heartbeat \(0:00:30\) must be shorter than"),
+        ({"unpolled": timedelta(0)}, "unpolled must be a positive timedelta, got"),
+        ({"unpolled": timedelta(days=36_501)}, r"a century\) a create may wait for a worker"),
         (
             {"start_to_close": timedelta(seconds=2), "heartbeat": timedelta(seconds=3)},
             r"shorter than start_to_close \(0:00:02\)",

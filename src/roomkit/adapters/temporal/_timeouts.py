@@ -17,6 +17,12 @@ from roomkit.models.shown import shown
 
 __all__ = ["ActivityTimeouts"]
 
+_LONGEST = (
+    ("start_to_close", "an attempt may run", "30 seconds"),
+    ("unpolled", "a create may wait for a worker", "a minute"),
+)
+"""The timeouts kept to a century: each, what it bounds, and its default."""
+
 
 @dataclass(frozen=True, slots=True)
 class ActivityTimeouts:
@@ -39,21 +45,28 @@ class ActivityTimeouts:
     its host lost). A worker running an earlier roomkit's activities, which send no
     heartbeat, sees an attempt longer than this run again: the activities are safe to
     retry."""
+    unpolled: timedelta = timedelta(minutes=1)
+    """How long an ask's create waits for a worker to take it when the worker running the
+    workflow runs none of roomkit's activities (a worker given no activities polls for
+    none): past it, the ask fails with a ``RuntimeError`` saying what to add. A worker that
+    runs them takes its asks' creates itself and waits as long as it takes; this bounds
+    only a worker that leaves them to the others on its task queue."""
 
     def __post_init__(self) -> None:
-        for name in ("start_to_close", "heartbeat"):
+        for name in ("start_to_close", "heartbeat", "unpolled"):
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ValueError(
                     f"ActivityTimeouts(): {name} must be a positive timedelta, got {shown(value)}"
                 )
-        if self.start_to_close.total_seconds() > LONGEST_TIMEOUT:
-            raise ValueError(
-                f"ActivityTimeouts(): start_to_close is "
-                f"{self.start_to_close.total_seconds():,.0f} seconds, over the "
-                f"{LONGEST_TIMEOUT:,.0f} (a century) an attempt may run: pass seconds or "
-                "minutes (the default is 30 seconds)"
-            )
+        for name, what, usual in _LONGEST:
+            if getattr(self, name).total_seconds() > LONGEST_TIMEOUT:
+                raise ValueError(
+                    f"ActivityTimeouts(): {name} is "
+                    f"{getattr(self, name).total_seconds():,.0f} seconds, over the "
+                    f"{LONGEST_TIMEOUT:,.0f} (a century) {what}: pass seconds or minutes "
+                    f"(the default is {usual})"
+                )
         if self.heartbeat >= self.start_to_close:
             raise ValueError(
                 f"ActivityTimeouts(): heartbeat ({self.heartbeat}) must be shorter than "

@@ -20,7 +20,8 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
+from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal._asks import Ask, Asks
@@ -107,6 +108,14 @@ _UNREGISTERED = (
     "no worker on task queue {queue!r} runs roomkit's activities: pass "
     "activities=roomkit.adapters.temporal.activities(handler) to the Worker"
 )
+_UNTAKEN_MESSAGE = (
+    "no worker on task queue {queue!r} took roomkit's create activity within {seconds:g} s, "
+    "and the worker running this workflow does not run roomkit's activities: pass "
+    "activities=roomkit.adapters.temporal.activities(handler) to the Worker (or run a "
+    "worker that does on this task queue)"
+)
+_ASSERT_REGISTERED = "__temporal_assert_local_activity_valid"
+"""The worker's check, given to workflow code, that it registers an activity."""
 
 
 _STATE: dict[int, Asks] = {}
@@ -296,10 +305,14 @@ async def _run(
 ) -> dict[str, Any]:
     """Run one of roomkit's activities; a missing registration is a clear error."""
     policy = retry or RetryPolicy(non_retryable_error_types=["NotFoundError", "ValueError"])
+    # A worker that runs no roomkit activity may be one of several on the queue; one that
+    # does takes its own create, so only the former bounds the wait for a worker.
+    untaken = None if name != CREATE_ACTIVITY or _registered_here(name) else timeouts.unpolled
     try:
         result: dict[str, Any] = await workflow.execute_activity(
             name,
             argument,
+            schedule_to_start_timeout=untaken,
             start_to_close_timeout=timeouts.start_to_close,
             heartbeat_timeout=timeouts.heartbeat,
             retry_policy=policy,
@@ -312,8 +325,24 @@ async def _run(
             raise RuntimeError(_UNREGISTERED.format(queue=queue)) from None
         if isinstance(cause, ApplicationError) and cause.type == "ValueError":
             raise ValueError(cause.message) from None
+        if isinstance(cause, ActivityTimeoutError) and cause.type is TimeoutType.SCHEDULE_TO_START:
+            seconds = timeouts.unpolled.total_seconds()
+            raise RuntimeError(_UNTAKEN_MESSAGE.format(queue=queue, seconds=seconds)) from None
         raise
     return result
+
+
+def _registered_here(name: str) -> bool:
+    """Whether the worker running this workflow registers the activity ``name`` (``True``
+    when the worker does not say: the ask then waits as long as it takes)."""
+    check = workflow.extern_functions().get(_ASSERT_REGISTERED)
+    if check is None:
+        return True
+    try:
+        check(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _answer(outcome: dict[str, Any]) -> str:
@@ -363,7 +392,8 @@ async def ask_person(
             most a century.
         activity_timeouts: the start-to-close and heartbeat timeouts of the ask's
             activities (30 s and 5 s): the heartbeat one is how soon a worker that died
-            running one is replaced.
+            running one is replaced; and how long its create waits for a worker when the
+            one running the workflow runs none of them (``unpolled``, a minute).
 
     Raises:
         HumanInputRejectedError: a person rejected the request, or its outcome is larger
@@ -371,7 +401,9 @@ async def ask_person(
             and the answer stays in the store).
         HumanInputTimeoutError: nobody answered in time (a ``TimeoutError``).
         RequestWithdrawnError: the request was withdrawn (a ``RuntimeError``).
-        RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``.
+        RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``
+            (one without them took the create, or none took it within
+            ``activity_timeouts.unpolled`` while this workflow's worker runs none of them).
         TypeError: ``arguments`` or ``answer_schema`` is not JSON, ``answer_schema`` is
             no dict, ``ladder`` is no ``Ladder``, or ``activity_timeouts`` no
             ``ActivityTimeouts``.
