@@ -18,6 +18,8 @@ from pathlib import Path
 
 _START_TIMEOUT = 60.0
 _READY = b"Temporal Server:"
+OTHER_NAMESPACE = "roomkit-other"
+"""A second namespace the server has beside ``default``, for workers in two namespaces."""
 
 
 def temporal_binary() -> str | None:
@@ -47,6 +49,8 @@ class TemporalServer:
                 "--port",
                 str(self.port),
                 "--headless",
+                "--namespace",
+                OTHER_NAMESPACE,
                 "--log-level",
                 "error",
                 "--db-filename",

@@ -124,7 +124,8 @@ class _Activities:
         info = activity.info()
         if not info.workflow_id or not info.workflow_run_id:
             raise _refused(ValueError(f"{CREATE_ACTIVITY} runs for a workflow's ask_person()"))
-        origin = Origin(info.workflow_id, info.workflow_run_id, int(ask["seq"]))
+        seq = int(ask["seq"])
+        origin = Origin(info.workflow_id, info.workflow_run_id, seq, info.workflow_namespace)
         handler, tool, arguments = self.handler, ask["tool_name"], ask["arguments"]
         common: dict[str, Any] = {
             "room_id": ask.get("room_id") or "",

@@ -32,6 +32,7 @@ from roomkit.adapters.temporal._protocol import (
     CREATE_ACTIVITY,
     EXPIRE_ACTIVITY,
     Origin,
+    elsewhere,
     origin_of,
 )
 from roomkit.core.exceptions import StoreError
@@ -246,7 +247,7 @@ async def withdraw_earlier_runs(
     """
     run_id = continues
     while run_id:
-        earlier = Origin(origin.workflow_id, run_id, origin.seq)
+        earlier = Origin(origin.workflow_id, run_id, origin.seq, origin.namespace)
         try:
             async with asyncio.timeout(CHECK_WITHIN):
                 asked, made, run_id = await _asks_of(client, earlier)
@@ -312,8 +313,8 @@ async def check_run(
     made ``request`` (a workflow's) may take an answer, or Temporal cannot tell for now;
     else the reason every open request of the run is withdrawn with, as they are."""
     origin = origin_of(request)
-    if origin is None:
-        return None
+    if origin is None or elsewhere(origin, client.namespace):
+        return None  # another namespace's surface checks it
     try:
         async with asyncio.timeout(CHECK_WITHIN):
             ended = await run_ended(client, origin)

@@ -12,6 +12,7 @@ import hashlib
 import json
 from typing import Any
 
+from roomkit.models.json_limits import MAX_KEY_CHARS
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
 from roomkit.tools.approvals import Decision, read_decision
 
@@ -23,6 +24,7 @@ __all__ = [
     "WITHDRAW_ACTIVITY",
     "Origin",
     "decision_of",
+    "elsewhere",
     "hashed_key",
     "origin_of",
     "outcome_of",
@@ -54,23 +56,35 @@ _PREFIX = "temporal:"
 
 
 class Origin:
-    """The workflow, its run, and the ask a request was made for."""
+    """The workflow, its run, and the ask a request was made for, and the namespace the
+    workflow runs in (``None`` for a request that does not say)."""
 
-    __slots__ = ("run_id", "seq", "workflow_id")
+    __slots__ = ("namespace", "run_id", "seq", "workflow_id")
 
-    def __init__(self, workflow_id: str, run_id: str, seq: int) -> None:
+    def __init__(
+        self, workflow_id: str, run_id: str, seq: int, namespace: str | None = None
+    ) -> None:
         self.workflow_id = workflow_id
         self.run_id = run_id
         self.seq = seq
+        self.namespace = namespace
 
     def __repr__(self) -> str:
-        return f"Origin({self.workflow_id!r}, {self.run_id!r}, {self.seq})"
+        return f"Origin({self.workflow_id!r}, {self.run_id!r}, {self.seq}, {self.namespace!r})"
 
 
 def tool_call_id_of(origin: Origin) -> str:
-    """The ``tool_call_id`` a workflow's request carries: ``temporal:<seq>:<run>:<workflow>``
-    (the workflow id last, since it may hold any character)."""
-    return f"{_PREFIX}{origin.seq}:{origin.run_id}:{origin.workflow_id}"
+    """The ``tool_call_id`` a workflow's request carries:
+    ``temporal:<seq>:<run>@<namespace>:<workflow>`` (the workflow id last, since it may hold
+    any character). The namespace is left out when it holds ``:`` or ``@``, or makes the id
+    longer than a store keeps: the request then says no namespace, as one made before
+    requests said it."""
+    plain = f"{_PREFIX}{origin.seq}:{origin.run_id}:{origin.workflow_id}"
+    namespace = origin.namespace
+    if not namespace or ":" in namespace or "@" in namespace:
+        return plain
+    placed = f"{_PREFIX}{origin.seq}:{origin.run_id}@{namespace}:{origin.workflow_id}"
+    return placed if len(placed) <= MAX_KEY_CHARS else plain
 
 
 def origin_of(request: PendingInput) -> Origin | None:
@@ -80,7 +94,16 @@ def origin_of(request: PendingInput) -> Origin | None:
     parts = request.tool_call_id[len(_PREFIX) :].split(":", 2)
     if len(parts) != 3 or not parts[0].isdigit() or not parts[1] or not parts[2]:
         return None
-    return Origin(parts[2], parts[1], int(parts[0]))
+    run_id, _, namespace = parts[1].partition("@")
+    if not run_id:
+        return None
+    return Origin(parts[2], run_id, int(parts[0]), namespace or None)
+
+
+def elsewhere(origin: Origin, namespace: str) -> bool:
+    """Whether the request of ``origin`` was made in a namespace other than ``namespace``
+    (one that does not say may be any namespace's: it is not)."""
+    return origin.namespace is not None and origin.namespace != namespace
 
 
 def hashed_key(key: str) -> str:

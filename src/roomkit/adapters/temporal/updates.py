@@ -64,7 +64,13 @@ from roomkit.adapters.temporal._ended import (
     taken_by,
     withdraw_ended,
 )
-from roomkit.adapters.temporal._protocol import UPDATE_NAME, Origin, origin_of, outcome_of
+from roomkit.adapters.temporal._protocol import (
+    UPDATE_NAME,
+    Origin,
+    elsewhere,
+    origin_of,
+    outcome_of,
+)
 from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.core.tasks import end_within
 from roomkit.models.pending_input import PendingInput, arguments_digest
@@ -184,6 +190,9 @@ class TemporalUpdates:
         origin = origin_of(request)
         if notice.type != "question_settled" or origin is None:
             return {"skipped": "only a workflow request's outcome goes to Temporal"}
+        if elsewhere(origin, self.client.namespace):
+            # Its namespace's surface delivers it: this client would find no such run.
+            return {"skipped": f"a request of Temporal namespace {origin.namespace!r}"}
         return await self._once(request, origin)
 
     async def aclose(self) -> None:
@@ -222,7 +231,7 @@ class TemporalUpdates:
                 if request is None and self._handler is not None:
                     request = await self._handler.get_request(pending_id)
                 origin = None if request is None else origin_of(request)
-                if request is None or origin is None:
+                if request is None or origin is None or elsewhere(origin, self.client.namespace):
                     return
                 await self._once(request, origin)
             except DeliveryError as error:
@@ -371,9 +380,9 @@ class TemporalUpdates:
         info = latest.raw_description.workflow_execution_info
         if info.first_run_id != first or latest.run_id == origin.run_id:
             return None  # another workflow under the same id, or no run in the ended one's place
+        stand_in = Origin(origin.workflow_id, latest.run_id, origin.seq, origin.namespace)
         if latest.status is WorkflowExecutionStatus.RUNNING:
-            raise self._held(Origin(origin.workflow_id, latest.run_id, origin.seq), refusal)
-        stand_in = Origin(origin.workflow_id, latest.run_id, origin.seq)
+            raise self._held(stand_in, refusal)
         return await taken_by(self.client, stand_in, update_id, outcome)
 
     async def _why_not_taken(self, origin: Origin, refusal: str) -> str:
