@@ -6,7 +6,7 @@ answers take real time.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,7 +84,8 @@ async def turn() -> AsyncIterator[TurnMaker]:
     in the room ``room`` (``r1``).
 
     ``answer`` decides each request announced (``None``: nobody answers), by ``by`` (its
-    first approver when ``None``).
+    first approver when ``None``); ``votes`` instead, ``(by, answer)`` pairs, are cast on it
+    one after another.
     """
     kits: list[RoomKit] = []
 
@@ -96,6 +97,7 @@ async def turn() -> AsyncIterator[TurnMaker]:
         sender: str = "alice",
         by: str | None = None,
         room: str = "r1",
+        votes: Sequence[tuple[str, str]] = (),
     ) -> Turn:
         kit = RoomKit()
         kits.append(kit)
@@ -128,6 +130,8 @@ async def turn() -> AsyncIterator[TurnMaker]:
         @kit.hook(HookTrigger.ON_USER_INPUT_REQUIRED)
         async def person(event: PendingInputEvent, ctx: Any) -> None:
             asked.append(event)
+            for voter, vote in votes:
+                await human.handler.aresolve(event.pending_id, vote, by=voter)
             if answer is not None:
                 who = by if by is not None else event.approvers[0]
                 await human.handler.aresolve(event.pending_id, answer, by=who)

@@ -32,6 +32,19 @@ forbid(principal, action == Action::"pay", resource)
 when { context.arguments.amount >= 1000 };
 """
 
+# Two asks for payments approved by nobody in common: the cfo and the ceo for a huge sum, dave
+# for an urgent memo.
+TIERED = """
+permit(principal, action, resource);
+
+@id("ask:huge") @approvers("cfo, ceo")
+forbid(principal, action == Action::"pay", resource) when { context.arguments.amount > 10000 };
+
+@id("ask:urgent") @approvers("dave")
+forbid(principal, action == Action::"pay", resource)
+when { context.arguments has memo && context.arguments.memo like "*urgent*" };
+"""
+
 REGO = """
 package roomkit
 

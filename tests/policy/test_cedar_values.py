@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from engines import CEDAR
+from engines import CEDAR, TIERED
 
 from roomkit import HumanInputToolHandler
 from roomkit.policy import Allow, Ask, CedarPolicy, Deny, PolicyCall, PolicyError
@@ -75,7 +75,7 @@ def test_arguments_nested_past_the_stack_fail_with_the_approvers_the_policy_name
     policy = CedarPolicy(CEDAR)
     with pytest.raises(PolicyFailed, match="nest") as failed:
         policy.decide(call(to="bob", amount=5000, memo=nested))
-    assert failed.value.fallback == Ask(approvers=["dave"])
+    assert failed.value.fallback == (Ask(["dave"], reason="ask:large-payments"),)
 
 
 @pytest.mark.parametrize(
@@ -142,7 +142,7 @@ def test_a_forbid_cedar_cannot_evaluate_never_lets_a_permit_allow(
     policy = CedarPolicy(GUARDED)
     with pytest.raises(PolicyFailed, match=r"a forbid policy .* may refuse it") as failed:
         policy.decide(call(risk=0, **arguments))
-    assert failed.value.fallback == Ask(approvers=["dave"])
+    assert failed.value.fallback == (Ask(["dave"], reason="ask:large"),)
 
 
 def test_a_forbid_cedar_cannot_evaluate_never_makes_a_refusal_an_ask() -> None:
@@ -167,18 +167,6 @@ async def test_an_entities_function_failing_asks_the_approvers_the_policy_names(
         policy.decide(mallory)
 
 
-TIERED = """
-permit(principal, action, resource);
-
-@id("ask:huge") @approvers("cfo, ceo")
-forbid(principal, action == Action::"pay", resource) when { context.arguments.amount > 10000 };
-
-@id("ask:urgent") @approvers("dave")
-forbid(principal, action == Action::"pay", resource)
-when { context.arguments has memo && context.arguments.memo like "*urgent*" };
-"""
-
-
 def test_an_ask_policy_cedar_cannot_evaluate_never_leaves_the_call_to_another_ask() -> None:
     """An amount past 64 bits (a string in Cedar) skipped the ask naming the cfo and the ceo:
     the call went to dave alone, whom only the urgent memo names."""
@@ -186,7 +174,8 @@ def test_an_ask_policy_cedar_cannot_evaluate_never_leaves_the_call_to_another_as
     assert policy.decide(call(amount=50_000)) == Ask(["cfo", "ceo"], reason="ask:huge")
     with pytest.raises(PolicyFailed, match="may refuse it or ask others") as failed:
         policy.decide(call(amount=2**64, memo="urgent"))
-    assert failed.value.fallback == Ask(approvers=["cfo", "ceo", "dave"])
+    huge, urgent = Ask(["cfo", "ceo"], reason="ask:huge"), Ask(["dave"], reason="ask:urgent")
+    assert failed.value.fallback == (huge, urgent)
 
 
 def test_several_asks_applying_are_read_in_the_order_they_are_written() -> None:

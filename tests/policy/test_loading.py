@@ -521,8 +521,9 @@ async def test_a_rego_ask_naming_someone_nobody_signs_in_as_asks_the_others(
     ("rule", "approvers"),
     [
         (None, ("sec1",)),
-        # The rule's quorum is more than the ask names: the rule's terms stand.
-        (Approval(approvers=Quorum(2, of=["s1", "s2", "s3"])), ("s1", "s2", "s3")),
+        # A quorum above the approvers it names needs all of them, never the rule's others.
+        (Approval(approvers=Quorum(2, of=["s1", "s2", "s3"])), ("sec1",)),
+        (Approval(approvers=["s1", "s2"]), ("sec1",)),
     ],
 )
 async def test_a_python_ask_no_rule_can_meet_asks_whom_it_names_else_the_rules(

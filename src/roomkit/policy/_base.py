@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, Literal, TypedDict, Unpack
@@ -55,13 +55,17 @@ class PolicyFailed(RuntimeError):
 
     Args:
         message: what failed.
-        fallback: the ask the policy's own text names for such a call (its approvers), taken
-            under ``on_error="ask"`` instead of the tool's rule or the default approver.
+        fallback: the ask, or the asks, the policy's own text might have made on such a call:
+            under ``on_error="ask"`` the call is held under one ask at least as strict as
+            each of them (:func:`~roomkit.policy._strictest.strictest`), instead of the
+            tool's rule or the default approver.
     """
 
-    def __init__(self, message: str, *, fallback: Ask | None = None) -> None:
+    def __init__(self, message: str, *, fallback: Ask | Iterable[Ask] | None = None) -> None:
         super().__init__(message)
-        self.fallback = fallback
+        asks = () if fallback is None else (fallback,) if isinstance(fallback, Ask) else fallback
+        self.fallback: tuple[Ask, ...] = tuple(asks)
+        """The asks the policy might have made on the call (none: it names no terms)."""
 
 
 def optional(module: str, extra: str, what: str) -> ModuleType:
@@ -237,7 +241,8 @@ def read_result(value: Any) -> PolicyDecision:
     Raises:
         PolicyFailed: an ask names approvers, a quorum or a timeout ``Ask`` refuses (or
             approvers that are neither a list nor one name); its fallback asks the
-            approvers it names, when they are actor ids.
+            approvers it names, when they are actor ids, to its quorum (all of them when
+            the quorum is none they can meet).
     """
     if isinstance(value, str):
         value = {"decision": value}
@@ -281,10 +286,19 @@ def read_result(value: Any) -> PolicyDecision:
 
 def _named(value: dict[str, Any]) -> Ask | None:
     """An ask of the approvers a result names that are actor names (one with a stray space
-    or a control character is left out); ``None`` when it names none."""
+    or a control character is left out), to the quorum it names: all of them when that is
+    none they can meet (text, zero, more than they are), never fewer approvals than it
+    meant; ``None`` when it names none."""
     approvers = value.get("approvers")
     listed = [approvers] if isinstance(approvers, str) else approvers
     if not isinstance(listed, list):
         return None
-    names = [name for name in listed if actor_name_problem(name) is None]
-    return Ask(approvers=names) if names else None
+    names = list(dict.fromkeys(name for name in listed if actor_name_problem(name) is None))
+    if not names:
+        return None
+    quorum = value.get("quorum")
+    if quorum is not None and not (
+        type(quorum) is int and 1 <= quorum <= len(names)  # a bool is no quorum
+    ):
+        quorum = len(names)
+    return Ask(approvers=names, quorum=quorum)

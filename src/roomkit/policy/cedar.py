@@ -32,8 +32,10 @@ A request Cedar could not evaluate at all (an error and no determining policy) i
 of the back end, and so is one allowed (or asked) while a ``forbid`` policy erred, which Cedar
 skips (an amount beyond 64 bits is a string, ``>`` on it an error): it may refuse the call, or,
 an ``ask:`` one, ask others on its terms. So is one the entities function raises on:
-``on_error`` decides, and ``"ask"`` asks the approvers the ``ask:`` policies that may apply
-to the call name (the default approver, the call's own actor, only when they name nobody).
+``on_error`` decides, and ``"ask"`` holds the call under one ask at least as strict as every
+``ask:`` policy that may apply to the tool (:mod:`roomkit.policy._strictest`): their approvers
+(a policy naming none, the tool's rule's), with a quorum no approval meets without meeting
+each policy's own; the default approver, the call's own actor, only when none names anyone.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ class CedarPolicy(PolicyBase):
             key: str(policy.get("effect")) for key, policy in found.items()
         }
         self._context = _context_readers(found.values())
-        self._named_approvers = _named_approvers(found.values())
+        self._asks = _scoped_asks(found, self._annotations)
         loaded = load_json(entities, "Cedar entities") if entities is not None else []
         if callable(loaded):
             self._entities: Callable[[PolicyCall], Sequence[dict[str, Any]]] | None = loaded
@@ -144,7 +146,7 @@ class CedarPolicy(PolicyBase):
 
         Raises:
             PolicyFailed: Cedar could not evaluate the call, or the entities function failed
-                on it (its fallback asks the approvers the policies name for the tool).
+                on it (its fallback: the ``ask:`` policies that may apply to the tool).
             InvalidTextError: the call's ``actor`` or ``tool`` holds text UTF-8 cannot
                 encode (a lone surrogate), which no entity id can be; the message names it.
         """
@@ -168,8 +170,8 @@ class CedarPolicy(PolicyBase):
         """Cedar's answer on ``call``, its context handed over when ``context`` is true.
 
         Raises:
-            PolicyFailed: Cedar could not evaluate the call (its fallback asks the approvers
-                the policies name for the tool).
+            PolicyFailed: Cedar could not evaluate the call (its fallback: the ``ask:``
+                policies that may apply to the tool).
         """
         # Entity ids as type and id: Cedar builds them without parsing (and takes any text).
         request: dict[str, Any] = {
@@ -243,14 +245,10 @@ class CedarPolicy(PolicyBase):
                 return True
         return False
 
-    def _fallback(self, tool: str) -> Ask | None:
-        """An ask of everyone the ``ask:`` policies that may apply to ``tool`` name; ``None``
-        when they name nobody."""
-        names: dict[str, None] = {}
-        for action, approvers in self._named_approvers:
-            if action is None or action == tool:
-                names.update(dict.fromkeys(approvers))
-        return Ask(approvers=list(names)) if names else None
+    def _fallback(self, tool: str) -> tuple[Ask, ...]:
+        """The asks of the ``ask:`` policies that may apply to ``tool``, each on its own
+        terms: a call Cedar could not decide is held under terms as strict as each."""
+        return tuple(ask for action, ask in self._asks if action is None or action == tool)
 
     def _named(self, reasons: list[str]) -> str:
         """The determining policies: each one's ``@id`` and ``@reason`` when it has them."""
@@ -289,24 +287,22 @@ def _context_readers(policies: Iterable[dict[str, Any]]) -> _Readers:
     return _Readers(every, frozenset(tools))
 
 
-def _named_approvers(
-    policies: Iterable[dict[str, Any]],
-) -> list[tuple[str | None, list[str]]]:
-    """The approvers each ``ask:`` policy (as Cedar's JSON) names, with the action (tool) it
-    is scoped to (``None``: any action, or a group of them)."""
-    named: list[tuple[str | None, list[str]]] = []
-    for policy in policies:
-        notes = policy.get("annotations") or {}
-        if not str(notes.get("id", "")).startswith("ask:"):
-            continue
-        approvers = _approvers(str(notes.get("approvers", "")))
-        if not approvers:
+def _scoped_asks(
+    policies: dict[str, dict[str, Any]], notes: dict[str, dict[str, str]]
+) -> list[tuple[str | None, Ask]]:
+    """The ask of each ``ask:`` policy (as Cedar's JSON, by its key), on its own terms, with
+    the action (tool) it is scoped to (``None``: any action, or a group of them)."""
+    scoped: list[tuple[str | None, Ask]] = []
+    # In the order written, which the approvers asked keep (Cedar's own order differs).
+    for key, policy in sorted(policies.items(), key=lambda item: _written(item[0])):
+        note = notes[key]
+        if not note.get("id", "").startswith("ask:"):
             continue
         action = policy.get("action") or {}
         entity = action.get("entity") or {}
-        scoped = action.get("op") == "==" and entity.get("type") == "Action"
-        named.append((str(entity.get("id")) if scoped else None, approvers))
-    return named
+        one = action.get("op") == "==" and entity.get("type") == "Action"
+        scoped.append((str(entity.get("id")) if one else None, _ask([note], note["id"])))
+    return scoped
 
 
 def _approvers(note: str) -> list[str]:

@@ -35,6 +35,7 @@ from roomkit.core.tasks import cancelled_from_within
 from roomkit.models.history import PolicyDecided
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import tally
+from roomkit.policy._strictest import strictest
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, decision_name
 from roomkit.policy.evidence import PolicyEvidence, input_digest
 from roomkit.tools import texts
@@ -110,25 +111,30 @@ def policy_name(policy: Policy) -> str:
     return name if isinstance(name, str) and name else type(policy).__name__
 
 
-async def evaluate(policy: Policy, call: PolicyCall) -> tuple[PolicyDecision, bool]:
-    """The policy's decision on ``call``, and whether it failed (``on_error`` decided then)."""
-    decision, failed = _begin(policy, call)
+async def evaluate(
+    policy: Policy, call: PolicyCall, rule: Approval | None = None
+) -> tuple[PolicyDecision, bool]:
+    """The policy's decision on ``call``, and whether it failed (``on_error`` decided then,
+    under the tool's ``rule``)."""
+    decision, failed = _begin(policy, call, rule)
     if failed:
         return decision, True
-    return await _taken(policy, call, decision)
+    return await _taken(policy, call, decision, rule)
 
 
-def _begin(policy: Policy, call: PolicyCall) -> tuple[Any, bool]:
+def _begin(policy: Policy, call: PolicyCall, rule: Approval | None) -> tuple[Any, bool]:
     """What the policy's ``adecide`` (off the loop) or else its ``decide`` returns, and
     ``False``; the ``on_error`` decision and ``True`` when it raised."""
     off_loop = getattr(policy, "adecide", None)
     try:
         return (off_loop(call) if off_loop is not None else policy.decide(call)), False
     except (Exception, asyncio.CancelledError) as error:
-        return _caught(policy, call, error), True
+        return _caught(policy, call, error, rule), True
 
 
-async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[PolicyDecision, bool]:
+async def _taken(
+    policy: Policy, call: PolicyCall, decision: Any, rule: Approval | None
+) -> tuple[PolicyDecision, bool]:
     """What ``decide`` returned, as a decision: awaited when it is awaitable, ``Abstain``
     when it is none of the four; and whether the policy failed."""
     try:
@@ -140,7 +146,7 @@ async def _taken(policy: Policy, call: PolicyCall, decision: Any) -> tuple[Polic
             except TimeoutError:
                 raise TimeoutError(f"no decision within {bound:g} s") from None
     except (Exception, asyncio.CancelledError) as error:
-        return _caught(policy, call, error), True
+        return _caught(policy, call, error, rule), True
     if type(decision) not in _DECISIONS and not isinstance(decision, Allow | Deny | Ask | Abstain):
         logger.warning(
             "Policy %s returned %r on %s, not Allow, Deny, Ask or Abstain: abstaining",
@@ -161,7 +167,9 @@ def _bound(policy: Policy) -> float:
     return float(timeout) if math.isfinite(timeout) and timeout > 0 else DECIDE_TIMEOUT
 
 
-def _caught(policy: Policy, call: PolicyCall, error: BaseException) -> PolicyDecision:
+def _caught(
+    policy: Policy, call: PolicyCall, error: BaseException, rule: Approval | None
+) -> PolicyDecision:
     """What a ``decide`` that raised ``error`` comes to (:func:`_failed`); a cancellation of
     the call's own task is raised again.
 
@@ -172,12 +180,15 @@ def _caught(policy: Policy, call: PolicyCall, error: BaseException) -> PolicyDec
         raise error
     # Any other CancelledError is of a future of the policy's own (cancelled elsewhere): a
     # failure of the policy, which on_error decides, not a turn to end without an answer.
-    return _failed(policy, call, error)
+    return _failed(policy, call, error, rule)
 
 
-def _failed(policy: Policy, call: PolicyCall, error: BaseException) -> PolicyDecision:
+def _failed(
+    policy: Policy, call: PolicyCall, error: BaseException, rule: Approval | None
+) -> PolicyDecision:
     """What a ``decide`` that raised ``error`` comes to under the policy's ``on_error``
-    (logged)."""
+    (logged): an ask at least as strict as each its failure names (``fallback``), under the
+    tool's ``rule``."""
     on_error = getattr(policy, "on_error", "ask")
     outcome = "refusing the call" if on_error == "deny" else "asking a person"
     logger.warning(
@@ -192,9 +203,10 @@ def _failed(policy: Policy, call: PolicyCall, error: BaseException) -> PolicyDec
     if on_error == "deny":
         return Deny(reason)
     fallback = getattr(error, "fallback", None)
-    if isinstance(fallback, Ask):
+    asks = (fallback,) if isinstance(fallback, Ask) else fallback
+    if isinstance(asks, tuple | list) and all(isinstance(ask, Ask) for ask in asks):
         # The approvers the policy names, not the default one: that is the call's own actor.
-        return Ask(fallback.approvers, fallback.quorum, fallback.timeout, reason)
+        return strictest(asks, rule, reason)
     return Ask(reason=reason)
 
 
@@ -215,9 +227,9 @@ async def rule_call(
     if policy is None:
         return Ruling(await _static(rule, call))
     # As evaluate() does, without a coroutine of its own for a plain decide's decision.
-    decision, failed = _begin(policy, call)
+    decision, failed = _begin(policy, call, rule)
     if not failed and type(decision) not in _DECISIONS:
-        decision, failed = await _taken(policy, call, decision)
+        decision, failed = await _taken(policy, call, decision, rule)
     reason = decision.reason
     if not (type(reason) is str and reason.isascii() and len(reason) <= REASON_CHARS):
         # What the model's arguments made of it (a reason quoting them, say) is kept, cut.
@@ -235,10 +247,11 @@ async def rule_call(
         except (TypeError, ValueError) as error:
             logger.warning("Policy %s asked on %s as no rule can: %s", name, call.tool, error)
             named = _known(decision.approvers, directory)
+            quorum = _kept_quorum(decision, named)
             decision, failed = _broken(policy, f"the policy's Ask cannot be met: {error}"), True
             kind = decision_name(decision)
             if isinstance(decision, Ask):
-                asked = _fallback(named, decision.reason, rule)
+                asked = _fallback(named, quorum, decision.reason, rule)
     version = getattr(policy, "version", None)
     record = _new(
         PolicyEvidence,
@@ -297,14 +310,26 @@ def _refusal(reason: str, tool: str, policy: str) -> str:
     return body
 
 
-def _fallback(named: tuple[str, ...] | None, reason: str, rule: Approval | None) -> Approval:
+def _kept_quorum(ask: Ask, named: tuple[str, ...] | None) -> int | None:
+    """The quorum the fallback of ``ask`` (which cannot be met) keeps among the ``named``
+    approvers left of it: its own, or all of them when it is more (never fewer approvals
+    than it meant); ``None`` when it has none or names nobody left."""
+    if ask.quorum is None or not named or ask.approvers is None:
+        return None
+    return min(ask.quorum, len(dict.fromkeys(named)))
+
+
+def _fallback(
+    named: tuple[str, ...] | None, quorum: int | None, reason: str, rule: Approval | None
+) -> Approval:
     """The rule an ``Ask`` that cannot be met holds the call under: the approvers it names
-    (not the default one, the call's own actor), else the static rule's."""
+    (not the default one, the call's own actor), to the ``quorum`` it keeps, else the static
+    rule's."""
     if named:
         try:
-            return _asked(Ask(named, reason=reason), rule)
+            return _asked(Ask(named, quorum, reason=reason), rule)
         except (TypeError, ValueError):
-            pass  # the static rule's quorum is more than it names: the rule's terms
+            pass  # more than a request lists, or the rule's quorum more: the rule's terms
     return _asked(Ask(reason=reason), rule)
 
 
