@@ -32,6 +32,7 @@ _PRELOAD = [
     "tests.notify.notifier_peer",
     "tests.push.phone_peer",
     "tests.tools.human_input.durable.cross_process_peer",
+    "tests.tools.human_input.durable.shown_peer",
     "tests.adapters.door_peer",
     "tests.adapters.door_kits",
     "roomkit.notify",

@@ -3,29 +3,41 @@
 Every surface that shows an open request to a person records it in the request's history
 through :class:`ShownTrail`: the desk's HTTP API (``desk``), its WebSocket (``websocket``)
 and each notification surface (by its name). A request gets one ``shown`` entry per
-surface, naming the first person it was shown to there, however often and to however many
-people that surface shows it again, and whichever process shows it: the handler's spend
-ledger (:attr:`~roomkit.tools.human_input.HumanInputHandler.ledger`), shared by every
-process on a durable store, spends ``notify:shown:{id}:{surface}`` once (and keeps it
-:data:`SHOWN_KEEP`: a request still open a week later may be recorded again). A settled
-request is shown no more: the surfaces pass only the open requests they show, so a
-``shown`` entry follows the ``settled`` one only when the request settled elsewhere in the
-instant it was being shown.
+surface, naming the first person it was shown to there (of those shown it at the same
+instant, one), however often and to however many people that surface shows it again, and
+whichever process shows it.
 
-Recording never fails the surface: a store that cannot be reached is logged, and the
-ledger entry of a ``shown`` entry that the store refused is refunded, so that the next
-showing tries again. An append that the store could not see through (unreachable, or cut by
-its timeout) may still land once the store answers: its mark stays spent, so that no showing
-writes the entry a second time, and this process's next showing of the request reads its
-history and writes the entry only if it is not there. A surface cut off while it records
-(a socket closed, a request cancelled) does not cut the recording: once its mark is being
-spent, the entry is written all the same, and :meth:`ShownTrail.idle` waits for such writes
-(a surface shutting down).
+The history is what says whether a surface showed the request: an entry is appended only
+after a read of the history that lacks it, as that history's next entry
+(:meth:`~roomkit.tools.human_input.HumanInputHandler.record_at`, one check-and-set on the
+history's length); an append that finds the history grown reads it again. Processes showing
+a request at once so write its entry once (on the memory, SQLite, Redis and PostgreSQL
+stores; a store of the application's own without that check-and-set has ``record_at`` read
+before it appends). The handler's spend ledger
+(:attr:`~roomkit.tools.human_input.HumanInputHandler.ledger`), shared by every process on a
+durable store, spares the read: ``notify:shown:{id}:{surface}`` is spent once the entry is
+known to be in the history, and a showing that finds it spent reads nothing more (the
+ledger keeps it :data:`SHOWN_KEEP`; a request still open a week later has its history read
+again, and the entry is not written twice). A settled request is shown no more: the
+surfaces pass only the open requests they show, so a ``shown`` entry follows the
+``settled`` one only when the request settled in the instant it was being shown, or while
+a notification surface was still delivering the notice that showed it.
+
+No crash point loses the entry: a process killed before its append lands has spent no mark,
+so the next showing, in any process, writes it; one killed after the append and before the
+spend leaves the next showing to find the entry and spend the mark. Recording never fails
+the surface: a store that cannot be reached, or that refuses the entry, is logged, and the
+next showing tries again. An append the store did not see through (unreachable, or cut by
+its timeout) may still land once the store answers; it is a check-and-set on the length its
+process read, so it lands only if nothing was appended since, and a later append from that
+length then fails and reads the history again. A surface cut off while it records (a socket
+closed, a request cancelled) does not cut the recording: the entry is written all the same,
+and :meth:`ShownTrail.idle` waits for such writes (a surface shutting down).
 
 The trail remembers what this process recorded already, so that a listing shown again
-costs no round trip; what it does not know is read from the ledger in one read (one
-request alone is simply spent), and the new entries are written concurrently, a few at a
-time.
+costs no round trip; what it does not know is read from the ledger in one read, the history
+is read only for the requests whose mark is not spent, and their entries are written
+concurrently, a few at a time.
 
 What counts as shown is each surface's to say (the desk's is in :mod:`roomkit.desk.hub`).
 """
@@ -37,7 +49,6 @@ import logging
 import time
 from collections.abc import Collection, Iterable
 
-from roomkit.core.exceptions import StoreUnavailableError
 from roomkit.stores import new_entry
 from roomkit.stores.outbox import now_of
 from roomkit.tools.human_input._shown_marks import mark
@@ -53,6 +64,9 @@ _REMEMBERED = 4096
 """How many (request, surface) pairs a trail remembers as recorded in this process."""
 _WRITES = 16
 """``shown`` entries a trail writes at once."""
+_TRIES = 8
+"""Appends a trail tries for one entry while the history keeps growing under it (then the
+next showing tries again)."""
 
 
 class ShownTrail:
@@ -65,15 +79,12 @@ class ShownTrail:
     def __init__(self, handler: HumanInputHandler) -> None:
         self.handler = handler
         self._recorded: dict[str, None] = {}
-        # Marks spent here whose append may or may not have landed: looked for at the next
-        # showing.
-        self._unsure: dict[str, None] = {}
-        self._writing: set[asyncio.Task[bool]] = set()
+        self._writing: dict[str, asyncio.Task[bool]] = {}
 
     async def idle(self) -> None:
         """Return once the entries being written (some for surfaces cut off) are written."""
         while self._writing:
-            await asyncio.wait(set(self._writing))
+            await asyncio.wait(set(self._writing.values()))
 
     async def record(self, pending_ids: Iterable[str], surface: str, actor: str | None) -> int:
         """Record that ``surface`` showed the open requests ``pending_ids`` to ``actor``;
@@ -87,12 +98,9 @@ class ShownTrail:
         fresh = [name for name in names if name not in self._recorded]
         if not fresh:
             return 0
-        spent: Collection[str] = ()
+        spent: Collection[str]
         try:
-            if len(fresh) > 1:
-                # One read spares the writes of those shown already; for one, the spend is
-                # the check.
-                spent = await self.handler.ledger.read_spent(fresh)
+            spent = await self.handler.ledger.read_spent(fresh)
         except Exception as error:
             logger.warning(
                 "Could not read which requests %s showed already: %s",
@@ -101,13 +109,9 @@ class ShownTrail:
                 extra={"event": "shown_failed", "surface": surface},
             )
             return 0
-        unsure = self._unsure
         for name in spent:
-            if name not in unsure:
-                self._remember(name)
-        new = [name for name in fresh if name not in spent or name in unsure]
-        if len(new) == 1:
-            return int(await self._write(new[0], names[new[0]], surface, actor))
+            self._remember(name)
+        new = [name for name in fresh if name not in spent]
         written = 0
         for start in range(0, len(new), _WRITES):
             batch = new[start : start + _WRITES]
@@ -118,72 +122,50 @@ class ShownTrail:
         return written
 
     async def _write(self, name: str, pending_id: str, surface: str, actor: str | None) -> bool:
-        """:meth:`_spend_and_append`, carried on if the caller is cancelled meanwhile."""
-        task = asyncio.ensure_future(self._spend_and_append(name, pending_id, surface, actor))
-        self._writing.add(task)
-        task.add_done_callback(self._writing.discard)
+        """:meth:`_record`, carried on if the caller is cancelled meanwhile; a showing while
+        this trail writes the entry waits for that write."""
+        task = self._writing.get(name)
+        if task is not None:
+            await asyncio.shield(task)
+            return False
+        task = asyncio.ensure_future(self._record(name, pending_id, surface, actor))
+        self._writing[name] = task
+        task.add_done_callback(lambda _: self._writing.pop(name, None))
         return await asyncio.shield(task)
 
-    async def _spend_and_append(
-        self, name: str, pending_id: str, surface: str, actor: str | None
-    ) -> bool:
-        """Spend ``name`` and append its ``shown`` entry (or, with the mark spent here by an
-        append of unknown outcome, append it unless the history holds it)."""
-        if name in self._unsure:
-            return await self._append_unless_there(name, pending_id, surface, actor)
+    async def _record(self, name: str, pending_id: str, surface: str, actor: str | None) -> bool:
+        """Append the entry unless the request's history holds it, then spend ``name``;
+        whether this call appended it."""
         try:
-            if not await self.handler.ledger.spend_once(name, until=self._now() + SHOWN_KEEP):
-                self._remember(name)
-                return False
+            appended = await self._append_unless_there(pending_id, surface, actor)
         except Exception as error:
             self._failed(pending_id, surface, error)
             return False
-        return await self._append(name, pending_id, surface, actor)
-
-    async def _append(self, name: str, pending_id: str, surface: str, actor: str | None) -> bool:
-        """Append the ``shown`` entry whose mark is spent; refund the mark if the store
-        refused it, keep it (the entry unsure) if the store did not see the append through."""
-        try:
-            await self.handler.record(pending_id, new_entry("shown", actor=actor, surface=surface))
-        except StoreUnavailableError as error:
-            # The append may run after the store gave up on it: a refund would let the next
-            # showing write a second entry.
-            self._failed(pending_id, surface, error)
-            self._doubt(name)
-            return False
-        except Exception as error:
-            self._failed(pending_id, surface, error)
-            try:
-                await self.handler.ledger.refund_spent(name)
-            except Exception as refund_error:
-                self._failed(pending_id, surface, refund_error)
+        if appended is None:
             return False
         self._remember(name)
-        return True
+        try:
+            await self.handler.ledger.spend_once(name, until=self._now() + SHOWN_KEEP)
+        except Exception as error:
+            # The entry is there: a showing elsewhere reads the history and finds it.
+            self._failed(pending_id, surface, error)
+        return appended
 
     async def _append_unless_there(
-        self, name: str, pending_id: str, surface: str, actor: str | None
-    ) -> bool:
-        """Append the entry of an unsure mark if the request's history lacks it."""
-        # Taken while this showing looks: one at the same time finds the mark spent.
-        del self._unsure[name]
-        try:
+        self, pending_id: str, surface: str, actor: str | None
+    ) -> bool | None:
+        """Append the entry as the next of a history that lacks it: ``True`` once appended,
+        ``False`` when the history holds it, ``None`` when it kept growing meanwhile (the
+        next showing tries again)."""
+        entry = new_entry("shown", actor=actor, surface=surface)
+        for _ in range(_TRIES):
             history = await self.handler.history(pending_id)
-        except Exception as error:
-            self._failed(pending_id, surface, error)
-            self._doubt(name)
-            return False
-        if any(e.get("type") == "shown" and e.get("surface") == surface for e in history):
-            self._remember(name)
-            return False
-        return await self._append(name, pending_id, surface, actor)
-
-    def _doubt(self, name: str) -> None:
-        """``name``'s mark is spent here, and whether its entry landed is unknown."""
-        self._recorded.pop(name, None)
-        self._unsure[name] = None
-        if len(self._unsure) > _REMEMBERED:
-            del self._unsure[next(iter(self._unsure))]
+            if any(e.get("type") == "shown" and e.get("surface") == surface for e in history):
+                return False
+            # Refused when anything was appended since the read: read it again.
+            if await self.handler.record_at(pending_id, entry, seq=len(history), open_only=False):
+                return True
+        return None
 
     def _now(self) -> float:
         # The ledger's clock is the store's on a durable store, the wall clock in memory.
