@@ -21,6 +21,7 @@ from roomkit.notify.push_subscriptions import (
     VAPID_FILE,
     PushSubscriptions,
     load_or_create_vapid_key,
+    subscription_of,
     vapid_public_key,
 )
 from roomkit.tools.human_input import HumanInputHandler
@@ -375,13 +376,19 @@ async def test_a_known_endpoint_without_its_keys_is_not_taken_from_its_person(
         "https://push.example.net/p/bobs-phone#mine",
         "https://push.example.net/p/%62obs-phone",
         "https://push.example.net/p/bobs%2dphone",
+        "https://push.example.net/p/./bobs-phone",
+        "https://push.example.net/p/x/../bobs-phone",
+        "https://push.example.net/../p/bobs-phone",
+        "https://push.example.net/p/%2e/bobs-phone",
+        "https://push.example.net/p/x/%2E%2e/bobs-phone",
     ],
 )
 async def test_a_known_endpoint_spelt_otherwise_is_still_its_person_s(
     desk: httpx.AsyncClient, tmp_path: Path, spelt: str
 ) -> None:
     """The same device's URL written another way (case, port, a fragment, an escaped
-    letter) is the same endpoint: refused with a 409, nothing kept, bob's alone."""
+    letter, a dot segment the push is sent without) is the same endpoint: refused with a
+    409, nothing kept, bob's alone."""
     phone = Browser("https://push.example.net/p/bobs-phone")
     await desk.post("/api/push/subscriptions", json=phone.subscription(), headers=bearer("bob"))
     reply = await desk.post(
@@ -399,6 +406,27 @@ async def test_a_known_endpoint_spelt_otherwise_is_still_its_person_s(
         "/api/push/subscriptions", json=again.subscription(), headers=bearer("bob")
     )
     assert reply.json() == {"devices": 1}
+
+
+@pytest.mark.parametrize(
+    ("bobs", "spelt"),
+    [
+        ("https://push.example.net/p/bobs!phone", "https://push.example.net/p/bobs%21phone"),
+        ("https://push.example.net/p/bobs%21phone", "https://push.example.net/p/bobs!phone"),
+        ("https://push.example.net/p/bobs|phone", "https://push.example.net/p/bobs%7cphone"),
+        ("https://push.example.net/p?to=bob's", "https://push.example.net/p?to=bob%27s"),
+    ],
+)
+def test_a_character_escaped_or_not_names_the_same_device(
+    tmp_path: Path, bobs: str, spelt: str
+) -> None:
+    """Whether a character the push is sent with is escaped or not, the device is bob's."""
+    subscriptions = PushSubscriptions(tmp_path)
+    phone = Browser(bobs)
+    assert subscriptions.add("bob", subscription_of(phone.subscription()))
+    assert not subscriptions.add("mallory", subscription_of(Browser(spelt).subscription()))
+    assert [s.endpoint for s in subscriptions.of("bob")] == [bobs]
+    assert subscriptions.of("mallory") == []
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 from roomkit._extras import requires_extra
 from roomkit._files import create_once
@@ -257,31 +257,50 @@ def _shaped(value: object, *, added: float | None = None) -> Subscription:
     )
 
 
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 
 def _unescaped(text: str) -> str:
-    """``text`` with its escaped unreserved characters unescaped, the other escapes in
-    capitals: one spelling of what a server reads the same."""
+    """``text`` with every escape undone, a byte a character."""
+    return unquote_to_bytes(text).decode("latin-1")
 
-    def one(match: re.Match[str]) -> str:
-        char = chr(int(match[1], 16))
-        return char if char in _UNRESERVED else match[0].upper()
 
-    return _ESCAPE.sub(one, text)
+def _escaped(text: str, safe: str) -> str:
+    """:func:`_unescaped` ``text`` with every character but a letter, a digit, ``-._~`` and
+    ``safe`` escaped in capitals: of the spellings a server reads the same (``%21`` and
+    ``!``, ``|`` and ``%7C``), one."""
+    return quote(text.encode("latin-1"), safe=safe)
+
+
+def _without_dots(path: str) -> str:
+    """``path`` with its ``.`` and ``..`` segments taken out, as the URL a push is sent to
+    has them (``/p/x/../y`` is ``/p/y``)."""
+    segments = path.split("/")
+    kept: list[str] = []
+    for index, segment in enumerate(segments):
+        if segment in (".", ".."):
+            if segment == ".." and len(kept) > 1:
+                kept.pop()
+            if index == len(segments) - 1:
+                kept.append("")  # "/p/x/.." is "/p/"
+        else:
+            kept.append(segment)
+    return "/".join(kept)
 
 
 def _device_of(endpoint: str) -> str:
     """The device an endpoint reaches, however its URL is spelt: the scheme and host in
     small letters, the host without its final dot, the port named, no fragment (never
-    sent), escapes of letters undone."""
+    sent), the path without dot segments, each character escaped or not alike. Two
+    spellings a server might tell apart may read as one device, never the reverse: another
+    person's device is refused however it is written."""
     parts = urlsplit(endpoint)
     host = (parts.hostname or "").rstrip(".")
     port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 0)
-    query = f"?{_unescaped(parts.query)}" if parts.query else ""
-    return f"{parts.scheme}://[{host}]:{port}{_unescaped(parts.path) or '/'}{query}"
+    # Unescaped first, so that "%2E" is a dot as the sender reads it.
+    path = _escaped(_without_dots(_unescaped(parts.path)), "/")
+    query = f"?{_escaped(_unescaped(parts.query), '=&')}" if parts.query else ""
+    return f"{parts.scheme}://[{host}]:{port}{path or '/'}{query}"
 
 
 def _same_keys(one: Subscription, other: Subscription) -> bool:
