@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from tests.channels.conference.conference_harness import ConferenceHarness, MakeConference
 from tests.channels.realtime_harness import ANSWER, ASK, body
 
@@ -59,13 +60,17 @@ async def test_someone_else_leaving_leaves_the_question_open(make: MakeConferenc
     assert await h.provider.wait_for_tool_result("call-1") == ANSWER
 
 
+@pytest.mark.parametrize(
+    "last", ["bob", "", "p" * 100_000, "al\ud800ice"], ids=["bob", "empty", "huge", "surrogate"]
+)
 async def test_a_question_for_the_room_stays_open_while_someone_remains(
-    make: MakeConference,
+    make: MakeConference, last: str
 ) -> None:
     """Asked before anyone spoke, anyone in the conference may answer, until the last
-    of them leaves."""
+    of them leaves: one whose id no request can name (whose speech answers for nobody)
+    too."""
     h = await make()
-    for who in ("alice", "bob"):
+    for who in ("alice", last):
         await h.backend.simulate_participant_joined("r1", who)
     await h.conference.start_realtime("r1")
     await h.call("call-1", "Ask", {"question": "Color?"})
@@ -75,7 +80,7 @@ async def test_a_question_for_the_room_stays_open_while_someone_remains(
     await h.backend.simulate_participant_left("r1", "alice")
     assert await status_of(h, event.pending_id) is PendingInputStatus.PENDING
 
-    await h.backend.simulate_participant_left("r1", "bob")
+    await h.backend.simulate_participant_left("r1", last)
     assert await status_of(h, event.pending_id) is PendingInputStatus.REJECTED
     assert await h.provider.wait_for_tool_result("call-1") == body(f"Human input rejected: {LEFT}")
 

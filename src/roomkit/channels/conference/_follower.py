@@ -154,8 +154,9 @@ class Follower:
             room.speaker = None
         if participant_id in room.present:
             room.present.discard(participant_id)
-            if nameable(participant_id):
-                await self._left(room, participant_id)
+            # One no request names may still answer a question for anyone: their leaving
+            # last leaves it to nobody.
+            await self._left(room, participant_id)
 
     async def _on_track_published(
         self, conference_id: str, participant_id: str, track: AudioTrack
