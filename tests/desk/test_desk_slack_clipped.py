@@ -2,7 +2,7 @@
 
 The message of such a request carries no Approve, Yes, No or option; a button that does
 anyway (from a message sent by an older release) is refused, and a Reject still counts, as
-refusing runs nothing.
+refusing runs nothing. So is an option too long for its button.
 """
 
 from __future__ import annotations
@@ -73,4 +73,17 @@ async def test_an_answer_to_a_question_cut_short_changes_nothing(
             "/api/slack/interactions", **click("U0ALICE", pending_id, action_id)
         )
     assert response.json()["text"] == REFUSED
+    assert await status(world, pending_id) == "pending"
+
+
+async def test_an_option_longer_than_its_button_is_not_chosen_by_a_click(world: World) -> None:
+    """A button sent before such options went to the desk showed the option cut short: its
+    click could choose what it did not say."""
+    options = [f"Delete the branch {'x' * 70}-{end}" for end in ("old", "new")]
+    pending_id = await world.ask({"question": "Which?", "options": options}, actor_id="alice")
+    async with world.client() as client:
+        response = await client.post(
+            "/api/slack/interactions", **click("U0ALICE", pending_id, "roomkit:choose:0")
+        )
+    assert "answer it in the desk" in response.json()["text"]
     assert await status(world, pending_id) == "pending"

@@ -9,7 +9,8 @@ answer (:class:`~roomkit.desk.auth.Access`, as for an actor token). Whoever may 
 is told so in an ephemeral message, and nothing changes. A click on an approval decides on
 the arguments its message showed (the digest its button names) or on none: after an edit,
 the clicker is shown the new arguments instead. A request too long for its message
-(:func:`~roomkit.notify.slack_blocks.too_long`) takes no click but a Reject.
+(:func:`~roomkit.notify.slack_blocks.too_long`) takes no click but a Reject, and an option
+too long for its button (:func:`~roomkit.notify.slack_blocks.fits_button`) no click.
 
 Every outcome is counted in ``roomkit_slack_interactions_total{outcome}``; a refusal is a
 4xx with ``{"detail": str}``, never a 500: a body over 256 KiB gets 413, and a ``payload``
@@ -51,7 +52,14 @@ from roomkit.desk.headers import guard
 from roomkit.desk.shapes import AnswerBody
 from roomkit.models.kinds import option_labels
 from roomkit.models.pending_input import PendingInput, PendingInputStatus
-from roomkit.notify.slack_blocks import Action, escape, parse_action, settled_blocks, too_long
+from roomkit.notify.slack_blocks import (
+    Action,
+    escape,
+    fits_button,
+    parse_action,
+    settled_blocks,
+    too_long,
+)
 from roomkit.notify.surface import Directory, Notice
 from roomkit.notify.wording import asked_text, clip, outcome_line, request_kind
 from roomkit.stores import approved_by
@@ -408,7 +416,9 @@ def _answer(request: PendingInput, action: Action) -> str | None:
     if action.verb == "choose" and kind == "question" and action.option is not None:
         labels = option_labels(request.arguments.get("options")) or []
         if action.option < len(labels) and request.arguments.get("multiSelect") is not True:
-            return answer_text(request, AnswerBody(answer=labels[action.option]))
+            # A button sent before such options went to the desk showed the label cut short.
+            label = labels[action.option]
+            return answer_text(request, AnswerBody(answer=label)) if fits_button(label) else None
     return None
 
 

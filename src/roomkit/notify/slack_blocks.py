@@ -53,6 +53,7 @@ __all__ = [
     "TOO_LONG",
     "Action",
     "escape",
+    "fits_button",
     "message_blocks",
     "notification_text",
     "parse_action",
@@ -120,6 +121,12 @@ def too_long(request: PendingInput) -> bool:
     return len(shown(asked_text(request))) > _TEXT_MAX
 
 
+def fits_button(label: str) -> bool:
+    """Whether the option ``label`` shows whole on a button: a label cut short there could
+    choose what it does not say, so a choice holding a longer one is answered in the desk."""
+    return len(label) <= _BUTTON_MAX
+
+
 def _asked(request: PendingInput) -> str:
     """What the message shows of ``request``: all of it, or its start and :data:`TOO_LONG`."""
     asked = shown(asked_text(request))
@@ -174,8 +181,7 @@ def _choices(request: PendingInput, kind: str) -> list[ButtonElement]:
     labels = option_labels(request.arguments.get("options")) or []
     if not labels or len(labels) > MAX_CHOICE_BUTTONS:
         return []
-    if any(len(label) > _BUTTON_MAX for label in labels):
-        # A label cut short on its button could choose what it does not say.
+    if not all(fits_button(label) for label in labels):
         return []
     return [
         ButtonElement(text=shown(label), action_id=f"{ACTION_PREFIX}choose:{index}")
