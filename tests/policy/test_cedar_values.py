@@ -12,7 +12,7 @@ from roomkit import HumanInputToolHandler
 from roomkit.policy import Allow, Ask, CedarPolicy, Deny, PolicyCall, PolicyError
 from roomkit.policy._base import PolicyFailed
 from roomkit.policy.ruling import rule_call
-from roomkit.tools.approvals import Approval, Quorum, approve
+from roomkit.tools.approvals import approve
 
 
 def call(**arguments: object) -> PolicyCall:
@@ -176,61 +176,3 @@ def test_an_ask_policy_cedar_cannot_evaluate_never_leaves_the_call_to_another_as
         policy.decide(call(amount=2**64, memo="urgent"))
     huge, urgent = Ask(["cfo", "ceo"], reason="ask:huge"), Ask(["dave"], reason="ask:urgent")
     assert failed.value.fallback == (huge, urgent)
-
-
-def test_several_asks_applying_are_read_in_the_order_they_are_written() -> None:
-    """Cedar hands the policies that applied in an order that differs from one process to
-    the next: the first ask's approvers (and the reason) changed with it."""
-    names = "abcdefgh"
-    policy = CedarPolicy(
-        "permit(principal, action, resource);\n"
-        + "".join(
-            f'@id("ask:{name}") @approvers("{name}x")\n'
-            'forbid(principal, action == Action::"pay", resource);\n'
-            for name in names
-        )
-    )
-    reason = "; ".join(f"ask:{name}" for name in names)
-    assert policy.decide(call(amount=5)) == Ask(["ax"], reason=reason)
-
-
-ASKS = """
-@id("ask:two") @quorum("2")
-forbid(principal, action == Action::"pay", resource) when { context.arguments.amount > 1000 };
-
-@id("ask:large") @approvers("cfo, ceo") @quorum("2")
-forbid(principal, action == Action::"pay", resource) when { context.arguments.amount > 5000 };
-
-@id("ask:dave") @approvers("dave") @timeout("60")
-forbid(principal, action == Action::"pay", resource);
-"""
-
-
-@pytest.mark.parametrize(
-    ("amount", "asked"),
-    [
-        (5, Ask(["dave"], None, 60.0, "ask:dave")),
-        (2000, Ask(None, 2, None, "ask:two; ask:dave")),
-        (9000, Ask(None, 2, None, "ask:two; ask:large; ask:dave")),
-    ],
-)
-def test_several_asks_applying_ask_on_the_first_written_ones_terms_alone(
-    amount: int, asked: Ask
-) -> None:
-    """Each term came from the first policy naming it: a quorum of 2 from one, dave alone
-    from another (2 of 1, which no policy may say), and another's timeout."""
-    policy = CedarPolicy(ASKS)
-    assert policy.decide(call(amount=amount)) == asked
-
-
-async def test_a_term_the_first_ask_leaves_out_is_the_tools_rules() -> None:
-    """The quorum of 2 ``ask:two`` sets is of the rule's approvers, not of dave, whom only
-    another policy names."""
-    rule = Approval(approvers=["carol", "erin"], timeout=900)
-    ruling = await rule_call(CedarPolicy(ASKS), rule, call(amount=2000))
-    assert ruling.ask is not None
-    assert ruling.ask.approvers == ("carol", "erin")
-    assert ruling.ask.quorum == Quorum(2, of=["carol", "erin"])
-    assert ruling.ask.timeout == 900
-    assert ruling.record is not None
-    assert not ruling.record.failed

@@ -10,16 +10,58 @@ in common need every approver. A term an ask leaves out is the tool's rule's (it
 its quorum, else one approval), as it would be had the ask been made. An ask whose approvers
 would be the default one, the call's own actor, adds no one: a call the policy could not
 decide is never put to its own actor while someone else is named.
+
+Several asks that all apply to one call (the ``ask:`` policies of a Cedar set) are combined
+the same way: the call needs each one's approval. The policy cannot know the tool's rule, so
+it decides an :class:`Asks`, their combination under no rule, holding the asks themselves,
+which the ruling combines again under the rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from roomkit.policy.decisions import Ask
 from roomkit.tools.approvals import Approval
 
-__all__ = ["strictest"]
+__all__ = ["Asks", "each", "strictest"]
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Asks(Ask):
+    """Several asks applying to one call, each to be met: its own terms are their
+    combination under no rule (:func:`strictest`), and the ruling combines :attr:`asks`
+    again under the tool's rule (a term an ask leaves out is the rule's).
+
+    Args:
+        asks: the asks, in the order their policies are written.
+    """
+
+    asks: tuple[Ask, ...]
+    """The asks that applied, each on its own terms."""
+
+    def __init__(
+        self,
+        approvers: str | Iterable[str] | None = None,
+        quorum: int | None = None,
+        timeout: float | None = None,
+        reason: str = "",
+        asks: Iterable[Ask] = (),
+    ) -> None:
+        # Not super(): the slotted dataclass is a new class, which its methods' super() misses.
+        Ask.__init__(self, approvers, quorum, timeout, reason)
+        object.__setattr__(self, "asks", tuple(asks))
+
+
+def each(asks: Sequence[Ask], reason: str) -> Ask:
+    """The ask of a call ``asks`` (one at least) all apply to: the one alone, else an
+    :class:`Asks` met only by an approval meeting each; ``reason`` either way."""
+    if len(asks) == 1:
+        (ask,) = asks
+        return Ask(ask.approvers, ask.quorum, ask.timeout, reason)
+    combined = strictest(asks, None, reason)
+    return Asks(combined.approvers, combined.quorum, combined.timeout, reason, asks)
 
 
 def strictest(asks: Iterable[Ask], rule: Approval | None, reason: str) -> Ask:

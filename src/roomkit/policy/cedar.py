@@ -22,8 +22,10 @@ Cedar allows or denies; one policy set gives the four decisions:
 - allowed: :class:`Allow`;
 - denied, and every determining policy is annotated ``@id("ask:...")``: :class:`Ask` (the
   policies may say ``@approvers("alice, bob")``, ``@quorum("2")``, ``@timeout("600")``,
-  checked when the policy is built; of several, the first written one's terms, all of
-  them: a term it leaves out is the tool's rule's, never another policy's);
+  checked when the policy is built; a term one leaves out is the tool's rule's). Cedar has
+  no order among policies: of several that apply, the call needs each one's approval, so
+  the ask combines them as the fallback below does (:mod:`roomkit.policy._strictest`), and
+  the ruling combines them again under the tool's rule; the reason names them as written;
 - denied by any other policy: :class:`Deny`, its reason the policies' ``@id`` and
   ``@reason("...")``;
 - denied with no determining policy (none applied): :class:`Abstain`.
@@ -57,6 +59,7 @@ from roomkit.policy._base import (
     load_text,
 )
 from roomkit.policy._cedar_values import cedar_value
+from roomkit.policy._strictest import each
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, PolicyDecision
 
 __all__ = ["CedarPolicy"]
@@ -208,7 +211,7 @@ class CedarPolicy(PolicyBase):
         result = self.module.is_authorized(request, self._policies, entities)
         diagnostics = result.diagnostics
         # In the order they are written: Cedar hands them in an order of its own, which
-        # differs from one process to the next, and the first ask: policy sets the terms.
+        # differs from one process to the next, and the reason names them as written.
         reasons = sorted(diagnostics.reasons, key=_written)
         errors = "; ".join(str(error) for error in diagnostics.errors)
         if not reasons and errors:
@@ -301,7 +304,7 @@ def _scoped_asks(
         action = policy.get("action") or {}
         entity = action.get("entity") or {}
         one = action.get("op") == "==" and entity.get("type") == "Action"
-        scoped.append((str(entity.get("id")) if one else None, _ask([note], note["id"])))
+        scoped.append((str(entity.get("id")) if one else None, _own(note, note["id"])))
     return scoped
 
 
@@ -336,14 +339,15 @@ def _ask_problem(note: dict[str, str]) -> str | None:
 
 
 def _ask(notes: list[dict[str, str]], reason: str) -> Ask:
-    """An ask on the terms of the first written of the ``ask:`` policies that applied, all
-    of them its own: a term it leaves out is the tool's rule's, never another policy's.
-
-    Terms taken one by one from several policies would make an ask no author wrote (a
-    quorum of 2 of one approver named elsewhere, a short timeout meant for a small sum on a
-    large one), and one no check when the policy was built has seen.
+    """The ask of a call the ``ask:`` policies of ``notes`` (their annotations, in the order
+    written) apply to: one alone asks on its own terms; several, on terms meeting each one's
+    (:func:`~roomkit.policy._strictest.each`), since Cedar counts every policy that applies.
     """
-    note = notes[0]
+    return each([_own(note, note["id"]) for note in notes], reason)
+
+
+def _own(note: dict[str, str], reason: str) -> Ask:
+    """The ask of one ``ask:`` policy, on its own terms: one it leaves out is the rule's."""
     return Ask(
         approvers=_approvers(note["approvers"]) if "approvers" in note else None,
         quorum=int(note["quorum"]) if "quorum" in note else None,

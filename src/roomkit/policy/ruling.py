@@ -4,7 +4,9 @@ Every door reads its call's fate from :func:`rule_call`: the pipeline's step (th
 channel's turns, voice, the conference), the external tool handler's path and the
 framework adapters. The policy decides when it is enforced and has an opinion: ``Allow`` runs
 the call unasked, ``Deny`` refuses it with its reason, ``Ask`` holds it with the approvers,
-quorum and timeout it names (else the static rule's, else the default approver). ``Abstain``,
+quorum and timeout it names (else the static rule's, else the default approver); an ask of
+several (:class:`~roomkit.policy._strictest.Asks`, a Cedar set's) needs each one's approval
+under the static rule. ``Abstain``,
 a shadow policy, or no policy at all leave the static rule in charge (its ``when=`` says
 whether a person is asked), or no rule, and the call runs unheld.
 
@@ -35,7 +37,7 @@ from roomkit.core.tasks import cancelled_from_within
 from roomkit.models.history import PolicyDecided
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import tally
-from roomkit.policy._strictest import strictest
+from roomkit.policy._strictest import Asks, strictest
 from roomkit.policy.decisions import Abstain, Allow, Ask, Deny, PolicyCall, decision_name
 from roomkit.policy.evidence import PolicyEvidence, input_digest
 from roomkit.tools import texts
@@ -64,7 +66,7 @@ _new = tuple.__new__
 """Makes a policy's evidence from its fields in one C call (a named tuple's own
 ``__new__`` is a Python function): evidence is made once per call."""
 
-_DECISIONS = frozenset({Allow, Deny, Ask, Abstain})
+_DECISIONS = frozenset({Allow, Deny, Ask, Asks, Abstain})
 """What ``decide`` returns when it is synchronous: nothing to await."""
 
 DECIDE_TIMEOUT = 10.0
@@ -241,6 +243,11 @@ async def rule_call(
     asked: Approval | None = None
     if isinstance(decision, Ask) and not shadow:
         try:
+            if isinstance(decision, Asks):
+                # Several asks applied: the call needs each one's approval, under the rule.
+                parts, decision = decision.asks, strictest(decision.asks, rule, decision.reason)
+                for part in parts:
+                    _asked(part, rule)  # one that cannot be met alone fails them all
             asked = _asked(decision, rule)
             if directory is not None and decision.approvers:
                 check_approvers(decision.approvers, directory=directory)
