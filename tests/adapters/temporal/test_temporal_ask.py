@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from temporalio import activity
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.converter import DataConverter, PayloadCodec
@@ -442,34 +441,6 @@ async def test_an_ask_just_under_temporals_payload_limit_is_asked(world: World) 
     request = await world.desk_handler.get_request(pending_id)
     assert request is not None
     assert request.answer_schema == {"type": "string", "description": "s" * 2_090_000}
-
-
-@activity.defn(name="book")
-async def book() -> None:
-    """An activity of the application's own; roomkit's are missing beside it."""
-
-
-@SQLITE_ONLY
-async def test_a_worker_without_roomkits_activities_fails_the_ask_clearly(world: World) -> None:
-    worker = Worker(world.client, task_queue=world.task_queue, workflows=[Ask], activities=[book])
-    async with worker:
-        result = await (await world.start(Ask, {})).result()
-    assert result["error"] == "RuntimeError"
-    assert "activities=roomkit.adapters.temporal.activities(handler)" in result["message"]
-
-
-@SQLITE_ONLY
-async def test_a_worker_with_no_activities_fails_the_ask_saying_what_to_add(world: World) -> None:
-    """A worker given no activities polls for none: nobody takes the ask's create, and the
-    ask fails once ``unpolled`` has passed, instead of waiting for ever."""
-    worker = Worker(world.client, task_queue=world.task_queue, workflows=[Ask])
-    async with worker:
-        handle = await world.start(Ask, {"unpolled": 1})
-        async with asyncio.timeout(30):  # a bound on a hang, not a wait for state
-            result = await handle.result()
-    assert result["error"] == "RuntimeError"
-    assert "activities=roomkit.adapters.temporal.activities(handler)" in result["message"]
-    assert repr(world.task_queue) in result["message"]
 
 
 @SQLITE_ONLY

@@ -46,11 +46,14 @@ class ActivityTimeouts:
     heartbeat, sees an attempt longer than this run again: the activities are safe to
     retry."""
     unpolled: timedelta = timedelta(minutes=1)
-    """How long an ask's create waits for a worker to take it when the worker running the
+    """How long an ask's create waits for a worker to take it, when the worker running the
     workflow runs none of roomkit's activities (a worker given no activities polls for
-    none): past it, the ask fails with a ``RuntimeError`` saying what to add. A worker that
-    runs them takes its asks' creates itself and waits as long as it takes; this bounds
-    only a worker that leaves them to the others on its task queue."""
+    none), before ``workflow.logger`` warns, naming the task queue, to pass
+    ``activities=activities(handler)`` if that worker is meant to run them. The ask does
+    not fail: the create is scheduled again with the wait doubled (up to an hour, or this
+    when longer), and the ask goes on as soon as a worker takes it, as a workflow-only
+    worker's asks do once their activity workers are back. A worker that runs them takes
+    its asks' creates itself, with no bound."""
 
     def __post_init__(self) -> None:
         for name in ("start_to_close", "heartbeat", "unpolled"):

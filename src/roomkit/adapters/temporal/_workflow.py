@@ -20,8 +20,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
-from temporalio.exceptions import TimeoutError as ActivityTimeoutError
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from roomkit.adapters.temporal._asks import Ask, Asks
@@ -47,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         decision_of,
         settled,
     )
+    from roomkit.adapters.temporal._scheduling import run_activity
     from roomkit.adapters.temporal._timeouts import ActivityTimeouts
     from roomkit.core.exceptions import (
         HumanInputRejectedError,
@@ -104,18 +104,6 @@ against: a ``$ref`` to nowhere, no valid JSON Schema, no dict (its own: an ask r
 before it was refused by the create activity, after a trip)."""
 _WITHDRAW_RETRY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10))
 """A withdraw tries for about half a minute; past that the request is left to its deadline."""
-_UNREGISTERED = (
-    "no worker on task queue {queue!r} runs roomkit's activities: pass "
-    "activities=roomkit.adapters.temporal.activities(handler) to the Worker"
-)
-_UNTAKEN_MESSAGE = (
-    "no worker on task queue {queue!r} took roomkit's create activity within {seconds:g} s, "
-    "and the worker running this workflow does not run roomkit's activities: pass "
-    "activities=roomkit.adapters.temporal.activities(handler) to the Worker (or run a "
-    "worker that does on this task queue)"
-)
-_ASSERT_REGISTERED = "__temporal_assert_local_activity_valid"
-"""The worker's check, given to workflow code, that it registers an activity."""
 
 
 _STATE: dict[int, Asks] = {}
@@ -223,7 +211,7 @@ async def _ask(
     if workflow.patched(_WITHDRAWS_MADE):
         created = await _created(ask, request, timeouts)
     else:  # an ask replayed from before: its create is cancelled with the workflow
-        created = await _run(CREATE_ACTIVITY, request, timeouts)
+        created = await run_activity(CREATE_ACTIVITY, request, timeouts)
     if ask.outcome is not None and ask.outcome["pending_id"] != created["pending_id"]:
         ask.outcome = None  # taken before the create returned, for another request
     ask.pending_id = created["pending_id"]
@@ -242,7 +230,7 @@ async def _ask(
     except TimeoutError:
         # Roomkit's deadline passed a grace ago: the store holds the outcome, or the timeout
         # is recorded now. An answer recorded meanwhile wins over the timer.
-        expired = await _run(
+        expired = await run_activity(
             EXPIRE_ACTIVITY,
             {"pending_id": ask.pending_id, "digest": ask.digest, "ladder": ladder},
             timeouts,
@@ -255,7 +243,7 @@ async def _ask(
     defaulted = ladder is not None and ladder["default"] is not None
     if outcome["status"] == "timed_out" and defaulted and "default" not in outcome:
         # The timeout came by update: the default is recorded as the timer would have.
-        outcome = await _run(
+        outcome = await run_activity(
             EXPIRE_ACTIVITY,
             {"pending_id": ask.pending_id, "digest": ask.digest, "ladder": ladder},
             timeouts,
@@ -266,7 +254,7 @@ async def _ask(
 async def _created(ask: Ask, request: dict[str, Any], timeouts: ActivityTimeouts) -> dict[str, Any]:
     """Run the create activity of ``ask``; a cancel that comes meanwhile lets it end (for at
     most one attempt's timeout), withdraws the request it made, and is raised."""
-    creating = asyncio.ensure_future(_run(CREATE_ACTIVITY, request, timeouts))
+    creating = asyncio.ensure_future(run_activity(CREATE_ACTIVITY, request, timeouts))
     try:
         return await asyncio.shield(creating)
     except asyncio.CancelledError:
@@ -287,62 +275,13 @@ async def _created(ask: Ask, request: dict[str, Any], timeouts: ActivityTimeouts
 async def _withdraw(ask: Ask, timeouts: ActivityTimeouts) -> None:
     """Withdraw the request of ``ask``; a worker that cannot leaves it to its deadline."""
     try:
-        await _run(
+        await run_activity(
             WITHDRAW_ACTIVITY, {"pending_id": ask.pending_id}, timeouts, retry=_WITHDRAW_RETRY
         )
     except (ActivityError, RuntimeError) as error:
         workflow.logger.warning(
             "request %s of a cancelled workflow is left to its deadline: %s", ask.pending_id, error
         )
-
-
-async def _run(
-    name: str,
-    argument: dict[str, Any],
-    timeouts: ActivityTimeouts,
-    *,
-    retry: RetryPolicy | None = None,
-) -> dict[str, Any]:
-    """Run one of roomkit's activities; a missing registration is a clear error."""
-    policy = retry or RetryPolicy(non_retryable_error_types=["NotFoundError", "ValueError"])
-    # A worker that runs no roomkit activity may be one of several on the queue; one that
-    # does takes its own create, so only the former bounds the wait for a worker.
-    untaken = None if name != CREATE_ACTIVITY or _registered_here(name) else timeouts.unpolled
-    try:
-        result: dict[str, Any] = await workflow.execute_activity(
-            name,
-            argument,
-            schedule_to_start_timeout=untaken,
-            start_to_close_timeout=timeouts.start_to_close,
-            heartbeat_timeout=timeouts.heartbeat,
-            retry_policy=policy,
-            result_type=dict,
-        )
-    except ActivityError as error:
-        cause = error.cause
-        queue = workflow.info().task_queue
-        if isinstance(cause, ApplicationError) and cause.type == "NotFoundError":
-            raise RuntimeError(_UNREGISTERED.format(queue=queue)) from None
-        if isinstance(cause, ApplicationError) and cause.type == "ValueError":
-            raise ValueError(cause.message) from None
-        if isinstance(cause, ActivityTimeoutError) and cause.type is TimeoutType.SCHEDULE_TO_START:
-            seconds = timeouts.unpolled.total_seconds()
-            raise RuntimeError(_UNTAKEN_MESSAGE.format(queue=queue, seconds=seconds)) from None
-        raise
-    return result
-
-
-def _registered_here(name: str) -> bool:
-    """Whether the worker running this workflow registers the activity ``name`` (``True``
-    when the worker does not say: the ask then waits as long as it takes)."""
-    check = workflow.extern_functions().get(_ASSERT_REGISTERED)
-    if check is None:
-        return True
-    try:
-        check(name)
-    except ValueError:
-        return False
-    return True
 
 
 def _answer(outcome: dict[str, Any]) -> str:
@@ -392,8 +331,9 @@ async def ask_person(
             most a century.
         activity_timeouts: the start-to-close and heartbeat timeouts of the ask's
             activities (30 s and 5 s): the heartbeat one is how soon a worker that died
-            running one is replaced; and how long its create waits for a worker when the
-            one running the workflow runs none of them (``unpolled``, a minute).
+            running one is replaced; and, when the worker running the workflow runs none of
+            them, how long its create waits for a worker before a warning says what to add
+            (``unpolled``, a minute; the ask waits on, as long as it takes).
 
     Raises:
         HumanInputRejectedError: a person rejected the request, or its outcome is larger
@@ -401,9 +341,8 @@ async def ask_person(
             and the answer stays in the store).
         HumanInputTimeoutError: nobody answered in time (a ``TimeoutError``).
         RequestWithdrawnError: the request was withdrawn (a ``RuntimeError``).
-        RuntimeError: called outside a workflow, or no worker runs ``activities(handler)``
-            (one without them took the create, or none took it within
-            ``activity_timeouts.unpolled`` while this workflow's worker runs none of them).
+        RuntimeError: called outside a workflow, or a worker without
+            ``activities(handler)`` took the create.
         TypeError: ``arguments`` or ``answer_schema`` is not JSON, ``answer_schema`` is
             no dict, ``ladder`` is no ``Ladder``, or ``activity_timeouts`` no
             ``ActivityTimeouts``.
