@@ -132,7 +132,7 @@ def spawn(call: VoiceCall) -> asyncio.Task[CallOutcome]:
     the session runs :data:`~roomkit.channels._calls.checks.MAX_CALLS_AT_ONCE` calls already
     is refused."""
     name = f"{call.server.channel_type}-call-{call.call_id}"
-    refusal = crowded(call.name, len(call.live.calls))
+    refusal = crowded(call.name, call.live.running)
     task = asyncio.get_running_loop().create_task(_answer(call, refusal), name=name)
     call.live.track(call.call_id, task)
     return task
@@ -145,6 +145,8 @@ async def _answer(call: VoiceCall, refusal: str | None) -> CallOutcome:
         # A bug in the pipeline must still give the model an answer, or it waits forever.
         logger.exception("Call %s to %s failed in the channel", call.call_id, call.name)
         outcome = crashed(call.name, {}, error)
+    # The model may call again as soon as it reads the result: this call counts no more.
+    call.live.answered.add(call.call_id)
     if not call.live.open or call.door is Door.REASONING:
         return outcome
     provider, session = call.server.provider, call.live.session

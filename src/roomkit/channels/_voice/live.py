@@ -55,6 +55,8 @@ class LiveSession:
     """The tools declared to the session's model, by name."""
     calls: dict[str, asyncio.Task[CallOutcome]] = field(default_factory=dict)
     """The task serving each open call, by call id."""
+    answered: set[str] = field(default_factory=set)
+    """The open calls whose outcome is known, as it goes to the model: they run no more."""
     cut: dict[str, str] = field(default_factory=dict)
     """Why a call was cut, by call id, when the model cancelled it."""
     ending: str | None = None
@@ -68,6 +70,11 @@ class LiveSession:
         """True while calls are taken and answered."""
         return self.ending is None and self.session.live
 
+    @property
+    def running(self) -> int:
+        """How many calls run: open, their outcome not yet known."""
+        return len(self.calls) - len(self.answered)
+
     def cut_hint(self, call_id: str) -> str:
         """What the model reads about why ``call_id`` has no result."""
         return self.cut.get(call_id) or self.ending or CUT
@@ -79,6 +86,7 @@ class LiveSession:
         def forget(done: asyncio.Task[CallOutcome]) -> None:
             if self.calls.get(call_id) is done:
                 del self.calls[call_id]
+                self.answered.discard(call_id)
             self.cut.pop(call_id, None)
 
         task.add_done_callback(forget)
