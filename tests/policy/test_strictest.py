@@ -87,6 +87,20 @@ async def test_an_ask_naming_nobody_stands_for_the_rules_approvers_in_a_fallback
     assert ruling.ask.timeout == 900
 
 
+async def test_an_ask_naming_fewer_than_the_rules_quorum_stands_for_the_rule_in_a_fallback() -> (
+    None
+):
+    """Decided, ``ask:dave`` is held under the rule's two of x, y and z (one approver cannot
+    meet a quorum of two); its fallback asked dave alone."""
+    text = '@id("ask:dave") @approvers("dave")\nforbid(principal, action, resource);'
+    rule = Approval(approvers=Quorum(2, of=["x", "y", "z"]))
+    decided = await rule_call(CedarPolicy(text), rule, call(amount=5))
+    failed = await rule_call(CedarPolicy(text, unknown), rule, call(amount=5))
+    assert decided.ask is not None
+    assert failed.ask is not None
+    assert decided.ask.quorum == failed.ask.quorum == Quorum(2, of=["x", "y", "z"])
+
+
 async def test_a_fallback_for_one_ask_of_any_one_approver_asks_any_one() -> None:
     text = '@id("ask:d") @approvers("dave, erin")\nforbid(principal, action, resource);'
     ruling = await rule_call(CedarPolicy(text, unknown), None, call(amount=5))

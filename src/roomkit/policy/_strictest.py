@@ -7,9 +7,11 @@ own approvers. Of ``S`` approvers in all, an ask naming ``A`` of them with a quo
 met by any ``q + |S - A|`` of them (at worst, every one it does not name is among them), so
 the quorum is the largest such count: one ask alone keeps its own terms; asks naming nobody
 in common need every approver. A term an ask leaves out is the tool's rule's (its approvers,
-its quorum, else one approval), as it would be had the ask been made. An ask whose approvers
-would be the default one, the call's own actor, adds no one: a call the policy could not
-decide is never put to its own actor while someone else is named.
+its quorum, else one approval), as it would be had the ask been made; and an ask naming no
+quorum and fewer approvers than the rule's quorum stands for the rule's terms, under which
+it would be held had it been made. An ask whose approvers would be the default one, the
+call's own actor, adds no one: a call the policy could not decide is never put to its own
+actor while someone else is named.
 
 Several asks that all apply to one call (the ``ask:`` policies of a Cedar set) are combined
 the same way: the call needs each one's approval. The policy cannot know the tool's rule, so
@@ -75,9 +77,13 @@ def strictest(asks: Iterable[Ask], rule: Approval | None, reason: str) -> Ask:
     ruled = base.quorum.n if base.quorum is not None else 1
     for ask in asks:
         named = dict.fromkeys(ask.approvers if ask.approvers is not None else base.approvers)
+        quorum = ask.quorum if ask.quorum is not None else ruled
+        if ask.quorum is None and quorum > len(named):
+            # Fewer approvers than the rule's quorum: made alone, the ask is held under the
+            # rule's terms (it cannot be met), so it stands for them here too.
+            named = dict.fromkeys(base.approvers)
         if not named:
             continue
-        quorum = ask.quorum if ask.quorum is not None else ruled
         terms.append((min(quorum, len(named)), len(named)))
         every.update(named)
         timeout = ask.timeout if ask.timeout is not None else base.timeout
