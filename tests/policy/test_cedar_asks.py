@@ -152,9 +152,9 @@ async def test_asks_one_of_which_cannot_be_met_under_the_rule_fail_the_policy() 
     assert ruling.record.failed
 
 
-async def test_asks_naming_more_approvers_than_a_request_holds_fall_back_to_the_rule() -> None:
-    """Two asks of 60 approvers each name 120 together, more than a request lists: as for
-    one ask that cannot be met, the call is held under the rule's terms."""
+async def test_asks_naming_more_approvers_than_a_request_holds_refuse_the_call() -> None:
+    """Two asks of 60 approvers each name 120 together, more than a request lists: the
+    rule's carol, whom neither names, does not approve in their place; the call is refused."""
     text = "".join(
         f'@id("ask:{team}") @approvers("{", ".join(f"{team}{n}" for n in range(60))}")\n'
         'forbid(principal, action == Action::"pay", resource);\n'
@@ -162,7 +162,7 @@ async def test_asks_naming_more_approvers_than_a_request_holds_fall_back_to_the_
     )
     rule = Approval(approvers=["carol"])
     ruling = await rule_call(CedarPolicy(text), rule, call(amount=5))
-    assert ruling.ask is not None
-    assert ruling.ask.approvers == ("carol",)
+    assert (ruling.ask, ruling.refusal is not None) == (None, True)
     assert ruling.record is not None
+    assert ruling.record.decision == "deny"
     assert ruling.record.failed

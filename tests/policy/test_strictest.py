@@ -139,3 +139,38 @@ async def test_an_ask_naming_a_role_the_directory_lacks_keeps_its_quorum() -> No
     ruling = await rule_call(Asking(), None, call(amount=5), directory=people)
     assert ruling.ask is not None
     assert ruling.ask.quorum == Quorum(2, of=["dave", "erin"])
+
+
+def _named(prefix: str) -> str:
+    return ", ".join(f"{prefix}{n}" for n in range(60))
+
+
+MANY = (
+    "permit(principal, action, resource);\n"
+    f'@id("ask:a") @approvers("{_named("a")}") @quorum("30")\n'
+    'forbid(principal, action == Action::"pay", resource);\n'
+    f'@id("ask:b") @approvers("{_named("b")}") @quorum("30")\n'
+    'forbid(principal, action == Action::"pay", resource);\n'
+)
+"""Two asks of 30 among 60 each: 120 approvers in all, more than a request lists."""
+
+
+@pytest.mark.parametrize("entities", [None, unknown], ids=["both apply", "cedar failed"])
+async def test_asks_naming_more_approvers_than_a_request_lists_refuse_the_call(
+    entities: Any,
+) -> None:
+    """Their 120 approvers made no request, and the call went to its own actor alone."""
+    ruling = await rule_call(CedarPolicy(MANY, entities), None, call(amount=5))
+    assert ruling.ask is None
+    assert ruling.refusal is not None
+    assert ruling.record is not None
+    assert (ruling.record.decision, ruling.record.failed) == ("deny", True)
+
+
+async def test_an_ask_naming_more_approvers_than_a_request_lists_refuses_the_call() -> None:
+    class Asking:
+        def decide(self, call: PolicyCall) -> Ask:
+            return Ask([f"p{n}" for n in range(101)], quorum=50)
+
+    ruling = await rule_call(Asking(), Approval(approvers="ops"), call(amount=5))
+    assert (ruling.ask, ruling.refusal is not None) == (None, True)

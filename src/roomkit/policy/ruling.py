@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from roomkit.core.tasks import cancelled_from_within
 from roomkit.models.history import PolicyDecided
+from roomkit.models.json_limits import MAX_APPROVERS
 from roomkit.models.pending_input import arguments_digest
 from roomkit.policy import tally
 from roomkit.policy._strictest import Asks, strictest
@@ -259,6 +260,9 @@ async def rule_call(
             kind = decision_name(decision)
             if isinstance(decision, Ask):
                 asked = _fallback(named, quorum, decision.reason, rule)
+                if asked is None:
+                    # No request lists them all: no person asked is as strict as the ask.
+                    decision, kind = Deny(decision.reason), "deny"
     version = getattr(policy, "version", None)
     record = _new(
         PolicyEvidence,
@@ -328,15 +332,18 @@ def _kept_quorum(ask: Ask, named: tuple[str, ...] | None) -> int | None:
 
 def _fallback(
     named: tuple[str, ...] | None, quorum: int | None, reason: str, rule: Approval | None
-) -> Approval:
+) -> Approval | None:
     """The rule an ``Ask`` that cannot be met holds the call under: the approvers it names
     (not the default one, the call's own actor), to the ``quorum`` it keeps, else the static
-    rule's."""
+    rule's; ``None`` (the call is refused) when it names more than a request lists, whom
+    neither the rule nor the call's own actor stands for."""
+    if named and len(dict.fromkeys(named)) > MAX_APPROVERS:
+        return None
     if named:
         try:
             return _asked(Ask(named, quorum, reason=reason), rule)
         except (TypeError, ValueError):
-            pass  # more than a request lists, or the rule's quorum more: the rule's terms
+            pass  # the rule's quorum is more than it names: the rule's terms
     return _asked(Ask(reason=reason), rule)
 
 
