@@ -174,3 +174,23 @@ async def test_an_ask_naming_more_approvers_than_a_request_lists_refuses_the_cal
 
     ruling = await rule_call(Asking(), Approval(approvers="ops"), call(amount=5))
     assert (ruling.ask, ruling.refusal is not None) == (None, True)
+
+
+DAVE = '@id("ask:dave") @approvers("dave")\nforbid(principal, action == Action::"pay", resource);\n'
+ERIN = '@id("ask:erin") @approvers("erin")\nforbid(principal, action == Action::"pay", resource);\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "entities"),
+    [(DAVE, None), (DAVE, unknown), (DAVE + ERIN, None), (DAVE + ERIN, unknown)],
+    ids=["one applies", "one, cedar failed", "both apply", "both, cedar failed"],
+)
+async def test_an_ask_the_rules_quorum_outnumbers_keeps_the_rules_terms(
+    text: str, entities: Any
+) -> None:
+    """Under a rule of 3 of x, y and z, an ask naming dave alone cannot be met, and the rule
+    holds the call; a fallback, or a second ask, let dave (and erin) approve with fewer."""
+    rule = Approval(approvers=Quorum(3, of=["x", "y", "z"]))
+    ruling = await rule_call(CedarPolicy(text, entities), rule, call(amount=5))
+    assert ruling.ask is not None
+    assert ruling.ask.quorum == Quorum(3, of=["x", "y", "z"])
