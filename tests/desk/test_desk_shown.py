@@ -147,9 +147,12 @@ async def test_a_failing_write_is_logged_and_the_page_still_answers(
         assert await chain_breaks(world.handler, [refused, kept]) == dict.fromkeys([refused, kept])
 
 
-async def test_a_surface_cut_off_while_recording_still_gets_its_entry(tmp_path: Any) -> None:
-    """The person saw the request: a cancelled recording (a socket closed mid-write) still
-    writes its entry, once, rather than spend the mark and leave the history without it."""
+@pytest.mark.parametrize("hops", [1, 8], ids=["reading the marks", "writing"])
+async def test_a_surface_cut_off_while_recording_still_gets_its_entry(
+    tmp_path: Any, hops: int
+) -> None:
+    """The person saw the request: a cancelled recording (a socket closed mid-write, or
+    while the marks are read) still writes its entry, once."""
     path = tmp_path / "desk.db"
     async with SQLiteStore(path) as store:
         handler = HumanInputHandler(store=store)
@@ -159,7 +162,7 @@ async def test_a_surface_cut_off_while_recording_still_gets_its_entry(tmp_path: 
             # Another connection holds the write lock: the spend waits for it on its thread.
             other.execute("BEGIN IMMEDIATE")
             recording = asyncio.create_task(trail.record([asked], "websocket", "alice"))
-            for _ in range(8):  # the spend reaches its thread and waits on the lock
+            for _ in range(hops):  # the recording reaches its thread (the write waits on the lock)
                 await asyncio.to_thread(lambda: None)
             recording.cancel()
             other.execute("COMMIT")

@@ -80,11 +80,12 @@ class ShownTrail:
         self.handler = handler
         self._recorded: dict[str, None] = {}
         self._writing: dict[str, asyncio.Task[bool]] = {}
+        self._showing: set[asyncio.Task[int]] = set()
 
     async def idle(self) -> None:
         """Return once the entries being written (some for surfaces cut off) are written."""
-        while self._writing:
-            await asyncio.wait(set(self._writing.values()))
+        while self._writing or self._showing:
+            await asyncio.wait({*self._writing.values(), *self._showing})
 
     async def record(self, pending_ids: Iterable[str], surface: str, actor: str | None) -> int:
         """Record that ``surface`` showed the open requests ``pending_ids`` to ``actor``;
@@ -98,6 +99,16 @@ class ShownTrail:
         fresh = [name for name in names if name not in self._recorded]
         if not fresh:
             return 0
+        # Carried on if the caller is cancelled meanwhile: the person saw the requests.
+        task = asyncio.ensure_future(self._record_fresh(names, fresh, surface, actor))
+        self._showing.add(task)
+        task.add_done_callback(self._showing.discard)
+        return await asyncio.shield(task)
+
+    async def _record_fresh(
+        self, names: dict[str, str], fresh: list[str], surface: str, actor: str | None
+    ) -> int:
+        """:meth:`record` of the marks ``fresh`` of ``names`` this trail does not remember."""
         spent: Collection[str]
         try:
             spent = await self.handler.ledger.read_spent(fresh)
