@@ -12,6 +12,7 @@ when it starts; its standard input and output are one socket to the test.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -119,7 +120,10 @@ class Peer:
         self._process.kill()
 
     def send_signal(self, signum: int) -> None:
-        os.kill(self._process.pid, signum)
+        """Send ``signum``, unless it ended meanwhile: the forkserver, its parent, reaps it
+        before this process reads its exit code."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._process.pid, signum)
 
     async def wait(self) -> int:
         """Its exit code, once it ends; its socket is closed then."""
