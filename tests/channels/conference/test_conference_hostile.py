@@ -93,6 +93,31 @@ async def test_audio_arriving_after_its_speaker_left_names_nobody() -> None:
     await kit.close()
 
 
+async def test_a_speaker_the_back_end_never_reported_joining_is_the_one_asked() -> None:
+    """A back end need not report who was there before the channel came: their speech
+    still names them, and their leaving refuses their question."""
+    kit = RoomKit()
+    h = Watched(kit, new_human())
+    backend = LateAudio()
+    provider = MockRealtimeProvider()
+    config = ConferenceRealtimeConfig(provider, human_input_handler=h.human)
+    conference = ConferenceChannel("conf", backend=backend, realtime=config)
+    await attach(kit, conference)
+    await conference.join("r1")
+
+    await backend.late_audio("r1", "alice")  # never reported joining
+    session = conference.realtime_session("r1")
+    assert session is not None
+    await provider.simulate_tool_call(session, "call-1", "Ask", {"question": "Color?"})
+    event = await h.questions.get()
+    assert event.actor_id == "alice"
+
+    await backend.simulate_participant_left("r1", "alice")
+    result = await provider.wait_for_tool_result("call-1")
+    assert "left the conference" in str(result)
+    await kit.close()
+
+
 async def test_a_name_utf8_cannot_encode_is_kept_on_a_sqlite_roster(tmp_path: Path) -> None:
     """The name is shown with U+FFFD in place of its lone surrogate; its owner stays listed."""
     backend = MockConferenceBackend()

@@ -7,7 +7,8 @@ for. Their audio itself goes to the model over the provider's own media path; th
 hears that someone spoke, which starts the room's session and names whom its calls are for.
 
 The ids come from the conference's clients, so nothing about them is taken on trust. Audio of
-someone not in the conference (a chunk delivered after its speaker left) names nobody. An id
+someone who left the conference (a chunk delivered after its speaker left) names nobody;
+audio of someone the back end never reported joining counts them as there. An id
 no request can name as its actor (empty, longer than an actor id may be, or text UTF-8 cannot
 encode) stays off the roster, and its speech makes the room's calls for nobody. A display
 name goes on the roster with U+FFFD in place of each lone surrogate, which no store writes.
@@ -177,8 +178,15 @@ class Follower:
         # The speech itself goes to the model over the provider's own media path.
         del chunk
         room = self._by_conference.get(conference_id)
-        if room is not None and participant_id in room.present:
-            await self._heard(room, participant_id)
+        if room is None:
+            return
+        if participant_id not in room.present:
+            if participant_id in room.departures:
+                return  # a chunk delivered after its speaker left
+            # A back end that did not report them joining (nothing in its contract says it
+            # reports who was there before the channel came): speaking, they are there.
+            room.present.add(participant_id)
+        await self._heard(room, participant_id)
 
 
 def nameable(participant_id: object) -> bool:
