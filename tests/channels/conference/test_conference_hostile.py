@@ -67,8 +67,10 @@ async def test_an_id_with_control_characters_is_named_as_it_is(make: MakeConfere
     assert "left the conference" in await h.provider.wait_for_tool_result("call-1")
 
 
-async def test_audio_arriving_after_its_speaker_left_names_nobody() -> None:
-    """A chunk the back end delivers late makes no one who left the person asked."""
+async def late_audio_room() -> tuple[
+    RoomKit, Watched, LateAudio, MockRealtimeProvider, ConferenceChannel
+]:
+    """A kit whose conference channel follows room ``r1`` on a :class:`LateAudio` back end."""
     kit = RoomKit()
     h = Watched(kit, new_human())
     backend = LateAudio()
@@ -77,6 +79,12 @@ async def test_audio_arriving_after_its_speaker_left_names_nobody() -> None:
     conference = ConferenceChannel("conf", backend=backend, realtime=config)
     await attach(kit, conference)
     await conference.join("r1")
+    return kit, h, backend, provider, conference
+
+
+async def test_audio_arriving_after_its_speaker_left_names_nobody() -> None:
+    """A chunk the back end delivers late makes no one who left the person asked."""
+    kit, h, backend, provider, conference = await late_audio_room()
     for who in ("bob", "alice"):
         await backend.simulate_participant_joined("r1", who)
         await backend.simulate_track_published("r1", who)
@@ -96,14 +104,7 @@ async def test_audio_arriving_after_its_speaker_left_names_nobody() -> None:
 async def test_a_speaker_the_back_end_never_reported_joining_is_the_one_asked() -> None:
     """A back end need not report who was there before the channel came: their speech
     still names them, and their leaving refuses their question."""
-    kit = RoomKit()
-    h = Watched(kit, new_human())
-    backend = LateAudio()
-    provider = MockRealtimeProvider()
-    config = ConferenceRealtimeConfig(provider, human_input_handler=h.human)
-    conference = ConferenceChannel("conf", backend=backend, realtime=config)
-    await attach(kit, conference)
-    await conference.join("r1")
+    kit, h, backend, provider, conference = await late_audio_room()
 
     await backend.late_audio("r1", "alice")  # never reported joining
     session = conference.realtime_session("r1")
