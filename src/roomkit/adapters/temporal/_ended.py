@@ -215,15 +215,8 @@ async def withdraw_run(
     except (RPCError, TimeoutError) as error:
         logger.warning("could not read which requests run %s made: %s", origin, error)
         made = []
-    for pending_id in made:
-        await _withdraw_open(handler, pending_id, reason)
-
-
-async def _withdraw_open(handler: HumanInputHandler, pending_id: str, reason: str) -> None:
-    """Withdraw the request ``pending_id`` with ``reason`` if it is open."""
-    request = await handler.get_request(pending_id)
-    if request is not None and request.status is PendingInputStatus.PENDING:
-        await handler.arelease(pending_id, reason=reason)
+    for request in await _open(handler, made):  # a check-and-set: one settled meanwhile stays
+        await handler.arelease(request.pending_id, reason=reason)
 
 
 async def withdraw_earlier_runs(
